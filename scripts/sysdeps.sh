@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Colony's tests and benchmarks use. Safe to re-run; never prompts.
+set -euo pipefail
+need=()
+command -v stress-ng >/dev/null 2>&1 || need+=(stress-ng)
+[ ${#need[@]} -eq 0 ] && exit 0
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo -n"
+export DEBIAN_FRONTEND=noninteractive
+if ! $SUDO apt-get install -y -q "${need[@]}" >/dev/null 2>&1; then
+  $SUDO apt-get update -q >/dev/null
+  $SUDO apt-get install -y -q "${need[@]}" >/dev/null
+fi

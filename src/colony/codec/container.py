@@ -1,0 +1,354 @@
+"""The Colony object: one or more Arrow tables in one contiguous, checksummed buffer.
+
+Layout (little-endian; the same bytes in memory, on the wire and in spill files)::
+
+    fixed header   magic "CLNYOBJ\\0", version, outer codec, inner codec, flags,
+                   header length, table count, segment count, segment size,
+                   body length (raw), stored length, header CRC32C
+    table dir      per table: offset, length (in the raw body), rows
+    segment table  per segment: stored offset, stored length, raw length, CRC32C of stored bytes
+    padding        to a 64-byte boundary, so Arrow buffers in the body stay aligned
+    body           the Arrow IPC streams of the tables, back to back (each 8-byte aligned),
+                   stored as is (outer codec none) or as independently compressed segments
+
+Inner compression is Arrow IPC's own per-buffer LZ4_FRAME / ZSTD. Outer compression cuts
+the raw body into segments (64 KiB by default, like BlueField's engine) and compresses
+them in parallel; each segment is a standard stream of its codec, so any engine can
+decode any other engine's output.
+
+Decoding an uncompressed object with ``verify=False`` is zero-copy and touches only the
+header: constant time whatever the row count. ``verify=True`` (the default) also checks
+every segment checksum and Arrow's full validation, so corrupt input raises a typed
+:mod:`colony.errors` error instead of returning wrong data.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterable, Sequence
+
+import crc32c as _crc
+import pyarrow as pa
+
+from colony.codec.engines import DEFAULT_LEVEL, OUTER_CODECS, get_engine
+from colony.errors import (BadLength, BadMagic, ChecksumMismatch, CodecError, CorruptObject,
+                           TruncatedObject, UnsupportedVersion)
+
+MAGIC = b"CLNYOBJ\0"
+VERSION = 1
+DEFAULT_SEGMENT = 64 * 1024
+MAX_SEGMENT = 1 << 30
+MAX_BODY = 1 << 44          # 16 TiB: anything larger is a corrupt length field
+ALIGN = 64
+
+_FIXED = struct.Struct("<8sHBBHIIIIQQI")
+_TABLE = struct.Struct("<QQQ")
+_SEGMENT = struct.Struct("<QIII")
+_CRC_AT = _FIXED.size - 4
+
+OUTER_IDS = {"none": 0, "lz4": 1, "zstd": 2, "deflate": 3}
+INNER_IDS = {"none": 0, "lz4": 1, "zstd": 2}
+_OUTER_NAMES = {v: k for k, v in OUTER_IDS.items()}
+_INNER_NAMES = {v: k for k, v in INNER_IDS.items()}
+_INNER_ARROW = {"none": None, "lz4": "lz4", "zstd": "zstd"}
+
+#: named presets: (inner, outer)
+CODECS = {
+    "none": ("none", "none"),
+    "inner-lz4": ("lz4", "none"),
+    "inner-zstd": ("zstd", "none"),
+    "outer-lz4": ("none", "lz4"),
+    "outer-zstd": ("none", "zstd"),
+    "outer-deflate": ("none", "deflate"),
+}
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    """What the header says about an object (read without touching the body)."""
+
+    version: int
+    inner: str
+    outer: str
+    tables: tuple[tuple[int, int, int], ...]   # (offset, length, rows) in the raw body
+    segments: tuple[tuple[int, int, int, int], ...]  # (stored offset, stored len, raw len, crc)
+    segment_size: int
+    body_len: int
+    stored_len: int
+    header_len: int
+
+    @property
+    def rows(self) -> int:
+        return sum(t[2] for t in self.tables)
+
+    @property
+    def nbytes(self) -> int:
+        return self.header_len + self.stored_len
+
+    @property
+    def codec(self) -> str:
+        for name, pair in CODECS.items():
+            if pair == (self.inner, self.outer):
+                return name
+        return f"inner-{self.inner}+outer-{self.outer}"
+
+
+def resolve_codec(codec: str) -> tuple[str, str]:
+    """'outer-zstd' -> ('none', 'zstd'); also accepts 'inner-X+outer-Y'."""
+    if codec in CODECS:
+        return CODECS[codec]
+    parts = dict(p.split("-", 1) for p in codec.split("+") if "-" in p)
+    inner, outer = parts.get("inner", "none"), parts.get("outer", "none")
+    if set(parts) - {"inner", "outer"} or inner not in INNER_IDS or outer not in OUTER_IDS \
+            or not parts or len(codec.split("+")) != len(parts):
+        raise CodecError(f"unknown codec {codec!r}; choose one of {list(CODECS)} "
+                         f"or 'inner-{{lz4,zstd}}+outer-{{lz4,zstd,deflate}}'")
+    return inner, outer
+
+
+@lru_cache(maxsize=8)
+def _pool(threads: int) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="colony-codec")
+
+
+def _threads(threads: int | None) -> int:
+    return max(1, threads if threads is not None else (os.cpu_count() or 1))
+
+
+def _pmap(fn, items: Sequence, threads: int) -> list:
+    if threads <= 1 or len(items) <= 1:
+        return [fn(i) for i in items]
+    chunk = max(1, len(items) // (threads * 4))
+    groups = [items[i:i + chunk] for i in range(0, len(items), chunk)]
+    out: list = []
+    for part in _pool(threads).map(lambda g: [fn(i) for i in g], groups):
+        out.extend(part)
+    return out
+
+
+def _as_tables(tables: pa.Table | pa.RecordBatch | Iterable) -> list[pa.Table]:
+    if isinstance(tables, (pa.Table, pa.RecordBatch)):
+        tables = [tables]
+    out = []
+    for t in tables:
+        if isinstance(t, pa.RecordBatch):
+            t = pa.Table.from_batches([t])
+        if not isinstance(t, pa.Table):
+            raise CodecError(f"can only pack Arrow tables or record batches, got {type(t).__name__}")
+        out.append(t)
+    return out
+
+
+def _write_ipc(table: pa.Table, sink, options: pa.ipc.IpcWriteOptions) -> None:
+    with pa.ipc.new_stream(sink, table.schema, options=options) as w:
+        w.write_table(table)
+
+
+def _header(inner, outer, tables_dir, segments, segment_size, body_len, stored_len) -> bytes:
+    n_t, n_s = len(tables_dir), len(segments)
+    raw_len = _FIXED.size + n_t * _TABLE.size + n_s * _SEGMENT.size
+    header_len = -(-raw_len // ALIGN) * ALIGN
+    parts = [_FIXED.pack(MAGIC, VERSION, OUTER_IDS[outer], INNER_IDS[inner], 0, header_len,
+                         n_t, n_s, segment_size, body_len, stored_len, 0)]
+    parts += [_TABLE.pack(*t) for t in tables_dir]
+    parts += [_SEGMENT.pack(*s) for s in segments]
+    head = bytearray(b"".join(parts).ljust(header_len, b"\0"))
+    struct.pack_into("<I", head, _CRC_AT, _crc.crc32c(head))
+    return bytes(head)
+
+
+def pack(tables, codec: str = "none", *, level: int | None = None,
+         segment_size: int = DEFAULT_SEGMENT, threads: int | None = None,
+         engine: str = "software") -> pa.Buffer:
+    """Serialize tables into one Colony object.
+
+    ``threads`` drives both Arrow's inner compression and the outer segment pool
+    (default: all cores). Returns a pyarrow Buffer (bytes-like, zero-copy to Ray/NumPy).
+    """
+    inner, outer = resolve_codec(codec)
+    if not 4096 <= segment_size <= MAX_SEGMENT:
+        raise CodecError(f"segment_size must be within 4 KiB..1 GiB, got {segment_size}")
+    tables = _as_tables(tables)
+    n_threads = _threads(threads)
+    opts = pa.ipc.IpcWriteOptions(compression=_INNER_ARROW[inner], use_threads=n_threads > 1)
+
+    if inner == "none" and outer == "none":
+        return _pack_plain(tables, opts, segment_size, n_threads)
+
+    sink = pa.BufferOutputStream()
+    tables_dir = []
+    for t in tables:
+        start = sink.tell()
+        _write_ipc(t, sink, opts)
+        tables_dir.append((start, sink.tell() - start, t.num_rows))
+    body = sink.getvalue()
+    view = memoryview(body)
+    bounds = [(o, min(segment_size, len(body) - o)) for o in range(0, len(body), segment_size)]
+    if outer == "none":
+        stored = [view[o:o + n] for o, n in bounds]
+    else:
+        eng = get_engine(engine)
+        lvl = DEFAULT_LEVEL[outer] if level is None else level
+        stored = _pmap(lambda b: eng.compress(outer, view[b[0]:b[0] + b[1]], lvl), bounds, n_threads)
+    segments, pos = [], 0
+    for (_, raw), s in zip(bounds, stored):
+        segments.append((pos, len(s), raw, _crc.crc32c(s)))
+        pos += len(s)
+    head = _header(inner, outer, tables_dir, segments, segment_size, len(body), pos)
+    return pa.py_buffer(b"".join([head, *stored]))
+
+
+def _pack_plain(tables, opts, segment_size, n_threads) -> pa.Buffer:
+    """Uncompressed: size the IPC streams first, then write them once, in place."""
+    sizes = []
+    for t in tables:
+        mock = pa.MockOutputStream()
+        _write_ipc(t, mock, opts)
+        sizes.append(mock.size())
+    body_len = sum(sizes)
+    tables_dir, off = [], 0
+    for t, n in zip(tables, sizes):
+        tables_dir.append((off, n, t.num_rows))
+        off += n
+    bounds = [(o, min(segment_size, body_len - o)) for o in range(0, body_len, segment_size)]
+    # the header length does not depend on the checksums, so size it with placeholders
+    placeholder = [(o, n, n, 0) for o, n in bounds]
+    head_len = len(_header("none", "none", tables_dir, placeholder, segment_size, body_len, body_len))
+    buf = pa.allocate_buffer(head_len + body_len)
+    writer = pa.FixedSizeBufferWriter(buf)
+    writer.write(bytes(head_len))  # placeholder; the real header goes in once checksums exist
+    for t in tables:
+        _write_ipc(t, writer, opts)
+    view = memoryview(buf)[head_len:]
+    crcs = _pmap(lambda b: _crc.crc32c(view[b[0]:b[0] + b[1]]), bounds, n_threads)
+    segments = [(o, n, n, c) for (o, n), c in zip(bounds, crcs)]
+    head = _header("none", "none", tables_dir, segments, segment_size, body_len, body_len)
+    pa.FixedSizeBufferWriter(buf).write(head)
+    return buf
+
+
+def read_info(buf) -> ObjectInfo:
+    """Parse and check the header only (constant time for a given table/segment count)."""
+    mv = memoryview(buf).cast("B")
+    n = len(mv)
+    if n < 8 or bytes(mv[:8]) != MAGIC:
+        if n < 8 and MAGIC.startswith(bytes(mv[:n])):
+            raise TruncatedObject(f"object is {n} bytes, shorter than its magic; the buffer was cut off")
+        raise BadMagic(f"not a Colony object: magic is {bytes(mv[:8])!r}, expected {MAGIC!r}")
+    if n < _FIXED.size:
+        raise TruncatedObject(f"object is {n} bytes, shorter than the {_FIXED.size}-byte fixed header")
+    (_, version, outer_id, inner_id, _flags, header_len, n_t, n_s, segment_size,
+     body_len, stored_len, crc) = _FIXED.unpack_from(mv, 0)
+    if version != VERSION:
+        raise UnsupportedVersion(f"object format version {version}; this Colony reads version {VERSION}")
+    expect = -(-(_FIXED.size + n_t * _TABLE.size + n_s * _SEGMENT.size) // ALIGN) * ALIGN
+    if header_len != expect:
+        raise BadLength(f"header length field {header_len} does not match {n_t} tables and "
+                        f"{n_s} segments ({expect} bytes expected)")
+    if n < header_len:
+        raise TruncatedObject(f"object is {n} bytes but its header alone is {header_len}")
+    head = bytearray(mv[:header_len])
+    struct.pack_into("<I", head, _CRC_AT, 0)
+    if _crc.crc32c(head) != crc:
+        raise ChecksumMismatch("header checksum mismatch: the object header is corrupt")
+    if outer_id not in _OUTER_NAMES or inner_id not in _INNER_NAMES:
+        raise CorruptObject(f"unknown codec ids outer={outer_id} inner={inner_id}")
+    if body_len > MAX_BODY or stored_len > MAX_BODY or not 0 < segment_size <= MAX_SEGMENT:
+        raise BadLength(f"implausible lengths: body {body_len}, stored {stored_len}, segment {segment_size}")
+    if n < header_len + stored_len:
+        raise TruncatedObject(f"object is {n} bytes, header says {header_len + stored_len}: "
+                              "the buffer was cut off")
+    if n > header_len + stored_len:
+        raise BadLength(f"object is {n} bytes, header says {header_len + stored_len}: "
+                        "trailing bytes after the body")
+    tables = tuple(_TABLE.unpack_from(mv, _FIXED.size + i * _TABLE.size) for i in range(n_t))
+    seg_at = _FIXED.size + n_t * _TABLE.size
+    segments = tuple(_SEGMENT.unpack_from(mv, seg_at + i * _SEGMENT.size) for i in range(n_s))
+    info = ObjectInfo(version, _INNER_NAMES[inner_id], _OUTER_NAMES[outer_id], tables, segments,
+                      segment_size, body_len, stored_len, header_len)
+    _check_layout(info)
+    return info
+
+
+def _check_layout(info: ObjectInfo) -> None:
+    pos = raw = 0
+    for i, (off, slen, rlen, _) in enumerate(info.segments):
+        if off != pos or rlen > info.segment_size or (info.outer == "none" and slen != rlen):
+            raise BadLength(f"segment {i} has inconsistent offset/length fields")
+        pos += slen
+        raw += rlen
+    if pos != info.stored_len or raw != info.body_len:
+        raise BadLength(f"segments cover {pos}/{raw} bytes, header says {info.stored_len}/{info.body_len}")
+    end = 0
+    for i, (off, length, _rows) in enumerate(info.tables):
+        if off != end or off % 8 or length % 8 or off + length > info.body_len:
+            raise BadLength(f"table {i} lies outside the body or is misaligned")
+        end = off + length
+    if end != info.body_len:
+        raise BadLength("table directory does not cover the body")
+
+
+def _read_stream(body: pa.Buffer, off: int, length: int, rows: int, verify: bool) -> pa.Table:
+    try:
+        table = pa.ipc.open_stream(body.slice(off, length)).read_all()
+        if verify:
+            table.validate(full=True)
+    except (pa.ArrowInvalid, pa.ArrowException, OSError) as e:
+        raise CorruptObject(f"table at body offset {off} is not a valid Arrow IPC stream: {e}") from e
+    if table.num_rows != rows:
+        raise CorruptObject(f"table at body offset {off} has {table.num_rows} rows, directory says {rows}")
+    return table
+
+
+def unpack(buf, *, verify: bool = True, threads: int | None = None, engine: str = "software") -> list[pa.Table]:
+    """Decode an object into its tables.
+
+    Uncompressed objects are zero-copy views of ``buf`` (keep it alive); with
+    ``verify=False`` decoding is constant-time. Compressed objects are inflated once
+    into a fresh buffer, segments in parallel.
+    """
+    info = read_info(buf)
+    whole = buf if isinstance(buf, pa.Buffer) else pa.py_buffer(buf)
+    stored = whole.slice(info.header_len, info.stored_len)
+    n_threads = _threads(threads)
+    sview = memoryview(stored)
+    if verify:
+        bad = [i for i, ok in enumerate(_pmap(
+            lambda s: _crc.crc32c(sview[s[0]:s[0] + s[1]]) == s[3], info.segments, n_threads)) if not ok]
+        if bad:
+            raise ChecksumMismatch(f"segment {bad[0]} checksum mismatch ({len(bad)} corrupt "
+                                   f"segment(s) of {len(info.segments)}): the object body is corrupt")
+    if info.outer == "none":
+        body = stored
+    else:
+        eng = get_engine(engine)
+        raw = bytearray(info.body_len)
+        rview = memoryview(raw)
+        raw_offsets = []
+        acc = 0
+        for s in info.segments:
+            raw_offsets.append(acc)
+            acc += s[2]
+
+        def inflate(i: int) -> None:
+            off, slen, rlen, _ = info.segments[i]
+            out = eng.decompress(info.outer, sview[off:off + slen], rlen)
+            if len(out) != rlen:
+                raise CorruptObject(f"segment {i} inflates to {len(out)} bytes, header says {rlen}")
+            rview[raw_offsets[i]:raw_offsets[i] + rlen] = out
+
+        _pmap(inflate, range(len(info.segments)), n_threads)
+        body = pa.py_buffer(raw)
+    return [_read_stream(body, off, length, rows, verify) for off, length, rows in info.tables]
+
+
+def unpack_one(buf, **kw) -> pa.Table:
+    """Decode an object holding exactly one table."""
+    tables = unpack(buf, **kw)
+    if len(tables) != 1:
+        raise CodecError(f"object holds {len(tables)} tables, expected 1; use unpack()")
+    return tables[0]

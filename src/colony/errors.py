@@ -1,0 +1,41 @@
+"""Typed Colony errors. Every message says what went wrong and what to do."""
+
+
+class ColonyError(Exception):
+    """Base of every error Colony raises on purpose."""
+
+
+class CodecError(ColonyError):
+    """An object buffer could not be decoded (or encoded)."""
+
+
+class BadMagic(CodecError):
+    pass
+
+
+class UnsupportedVersion(CodecError):
+    pass
+
+
+class TruncatedObject(CodecError):
+    pass
+
+
+class BadLength(CodecError):
+    pass
+
+
+class ChecksumMismatch(CodecError):
+    pass
+
+
+class CorruptObject(CodecError):
+    pass
+
+
+class EngineUnavailable(ColonyError):
+    """A compression engine was chosen that this machine does not have."""
+
+
+class DataError(ColonyError):
+    """Input data does not have the shape a loader or generator needs."""
