@@ -1,0 +1,3 @@
+from colony.cli import main
+
+main()
