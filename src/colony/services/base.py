@@ -1,0 +1,92 @@
+"""How services live on a device, independent of the runtime that hosts them.
+
+A service is a class registered by name. A device instantiates the services its
+configuration places on it (never code a client sends), and clients reach them only
+through methods marked :func:`endpoint`. The runtime (Ray actors in production,
+:class:`colony.services.local.LocalColony` in tests) supplies the :class:`Peers`
+through which one device calls another directly (device to device).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Protocol
+
+from colony.errors import ColonyError
+from colony.store import ObjectStore
+
+
+class ServiceError(ColonyError):
+    pass
+
+
+class Peers(Protocol):
+    """Direct calls to services on other devices (device to device, never via a client)."""
+
+    def call(self, device: str, service: str, method: str, *args: Any, **kwargs: Any) -> Any: ...
+
+    def devices(self) -> list[str]: ...
+
+
+@dataclass
+class DeviceContext:
+    """What a service may use on its device."""
+
+    name: str
+    role: str = "smartnic"            # host | smartnic | csd
+    threads: int = 1                  # thread budget for Arrow / DataFusion work
+    store: ObjectStore = field(default_factory=ObjectStore)
+    peers: Peers | None = None
+    calibration: dict = field(default_factory=dict)   # persisted calibration results, if any
+    workdir: str | None = None        # local disk for spill files / block stores
+
+
+class Service:
+    """Base class: subclasses set ``name`` and mark callable methods with @endpoint."""
+
+    name: ClassVar[str] = ""
+
+    def __init__(self, ctx: DeviceContext, **options: Any) -> None:
+        self.ctx = ctx
+        self.options = options
+
+
+_SERVICES: dict[str, type[Service]] = {}
+
+
+def service(cls: type[Service]) -> type[Service]:
+    """Class decorator: make a service placeable by its ``name``."""
+    if not cls.name:
+        raise ServiceError(f"{cls.__name__} needs a non-empty class attribute 'name'")
+    _SERVICES[cls.name] = cls
+    return cls
+
+
+def endpoint(fn: Callable) -> Callable:
+    """Mark a method as callable by clients and peers."""
+    fn.__colony_endpoint__ = True
+    return fn
+
+
+def service_names() -> list[str]:
+    _load_builtin()
+    return sorted(_SERVICES)
+
+
+def service_class(name: str) -> type[Service]:
+    _load_builtin()
+    try:
+        return _SERVICES[name]
+    except KeyError:
+        raise ServiceError(f"unknown service {name!r}; known services: {sorted(_SERVICES)}") from None
+
+
+def _load_builtin() -> None:
+    """Import colony.services.* so their @service decorators run."""
+    import importlib
+    import pkgutil
+
+    import colony.services as pkg
+    for m in pkgutil.iter_modules(pkg.__path__):
+        if m.name not in ("base", "host", "local"):
+            importlib.import_module(f"colony.services.{m.name}")
