@@ -32,6 +32,7 @@ from functools import lru_cache
 from typing import Iterable, Sequence
 
 import crc32c as _crc
+import numpy as np
 import pyarrow as pa
 
 from colony.codec.engines import DEFAULT_LEVEL, OUTER_CODECS, get_engine
@@ -326,7 +327,7 @@ def unpack(buf, *, verify: bool = True, threads: int | None = None, engine: str 
         body = stored
     else:
         eng = get_engine(engine)
-        raw = bytearray(info.body_len)
+        raw = np.empty(info.body_len, dtype=np.uint8)  # no zero fill: every byte is written below
         rview = memoryview(raw)
         raw_offsets = []
         acc = 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes.util
 import importlib.util
 import os
+import threading
 import zlib
 from dataclasses import dataclass
 from typing import Callable
@@ -53,11 +54,24 @@ class SoftwareEngine(Engine):
     name = "software"
 
     def __init__(self) -> None:
-        self._zc: dict[int, zstandard.ZstdCompressor] = {}
+        # zstd contexts are costly to create and not thread-safe: one per thread and level
+        self._local = threading.local()
+
+    def _zstd_c(self, level: int) -> zstandard.ZstdCompressor:
+        cache = self._local.__dict__.setdefault("c", {})
+        if level not in cache:
+            cache[level] = zstandard.ZstdCompressor(level=level)
+        return cache[level]
+
+    def _zstd_d(self) -> zstandard.ZstdDecompressor:
+        d = getattr(self._local, "d", None)
+        if d is None:
+            d = self._local.d = zstandard.ZstdDecompressor()
+        return d
 
     def compress(self, codec: str, data: memoryview, level: int) -> bytes:
         if codec == "zstd":
-            return zstandard.ZstdCompressor(level=level).compress(data)
+            return self._zstd_c(level).compress(data)
         if codec == "lz4":
             return lz4.block.compress(data, store_size=False, mode="fast", acceleration=max(1, level))
         if codec == "deflate":
@@ -67,7 +81,7 @@ class SoftwareEngine(Engine):
     def decompress(self, codec: str, data: memoryview, raw_len: int) -> bytes:
         try:
             if codec == "zstd":
-                return zstandard.ZstdDecompressor().decompress(data, max_output_size=raw_len)
+                return self._zstd_d().decompress(data, max_output_size=raw_len)
             if codec == "lz4":
                 return lz4.block.decompress(data, uncompressed_size=raw_len)
             if codec == "deflate":

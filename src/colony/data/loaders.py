@@ -1,7 +1,8 @@
 """Map real-world-shaped particle files (CSV or Parquet) to particle tables.
 
 A particle table from a loader has ``id`` (row number), ``time`` and ``particle_id``
-(all uint64) first, then every field of the source with its own name and type.
+(all uint64) first, then every field of the source with its own name and type (a source
+field named id, time or particle_id is kept as ``source_<name>``).
 Ids that are strings map to uint64 by :func:`stable_id_hash`.
 """
 
@@ -97,6 +98,11 @@ def read_table(path: str | Path, layout: dict[str, pa.DataType] | None = None) -
         raise DataError(f"{path} does not exist")
     if path.suffix == ".parquet":
         table = pq.read_table(path)
+        if layout:
+            try:
+                table = table.select(list(layout)).cast(pa.schema(layout.items()))
+            except (KeyError, pa.ArrowInvalid) as e:
+                raise DataError(f"{path}: does not match the expected layout: {e}") from e
     elif path.suffix in (".csv", ".gz"):
         opts = pcsv.ConvertOptions(column_types=layout or {}, strings_can_be_null=True)
         try:
@@ -121,9 +127,10 @@ def to_particles(table: pa.Table, id_column: str, time_column: str | None) -> pa
     pid = stable_id_hash(table[id_column])
     time = (_time_column(table[time_column]) if time_column
             else pa.array(np.zeros(n, dtype=np.uint64)))
-    rest = [c for c in table.column_names if c not in ("id", "time", "particle_id")]
-    arrays = [pa.array(np.arange(n, dtype=np.uint64)), time, pid] + [table[c] for c in rest]
-    return pa.Table.from_arrays(arrays, names=["id", "time", "particle_id"] + rest)
+    reserved = ("id", "time", "particle_id")
+    names = [f"source_{c}" if c in reserved else c for c in table.column_names]
+    arrays = [pa.array(np.arange(n, dtype=np.uint64)), time, pid] + table.columns
+    return pa.Table.from_arrays(arrays, names=list(reserved) + names)
 
 
 def load_trackml(path: str | Path | None = None, id_column: str = "particle_id",
