@@ -1,0 +1,1 @@
+"""Benchmarks behind `colony bench ...` and the scripts in bench/."""

@@ -1,0 +1,77 @@
+"""`colony codec ...` and `colony bench codec`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from colony.cli._output import console, progress, save_json, table
+
+
+def register(app: typer.Typer, bench_app: typer.Typer) -> None:
+    codec_app = typer.Typer(no_args_is_help=True, help="Object format and compression codecs.")
+    app.add_typer(codec_app, name="codec")
+
+    @codec_app.command("advise")
+    def advise_cmd(link_gbps: float = typer.Option(..., help="link rate in Gbit/s"),
+                   threads: int = typer.Option(os.cpu_count() or 1, help="threads for (de)compression"),
+                   gib: float = typer.Option(1.0, help="amount of raw data to move, GiB"),
+                   refresh: bool = typer.Option(False, help="re-measure instead of using the cache"),
+                   json_out: Optional[Path] = typer.Option(None, "--json", help="write JSON here")):
+        """Rank codecs by serialize + transfer + deserialize time on this machine and link."""
+        from dataclasses import asdict
+
+        from colony.codec.advise import advise, load_profiles
+        from colony.codec import CODECS
+        with progress("calibrating codecs (once, cached)", len(CODECS)) as adv:
+            seen = []
+            profiles = load_profiles(threads, refresh, progress=lambda n: (seen.append(n), adv(len(seen))))
+        ranked = advise(link_gbps, profiles, int(gib * 2**30))
+        prof = {p.codec: p for p in profiles}
+        table(f"codecs for {gib:g} GiB over {link_gbps:g} Gbit/s, {threads} threads (best first)",
+              ["codec", "total s", "serialize s", "transfer s", "deserialize s", "ratio"],
+              [(a.codec, a.seconds, a.serialize_s, a.transfer_s, a.deserialize_s, prof[a.codec].ratio)
+               for a in ranked])
+        console.print(f"[bold]advice:[/] {ranked[0].codec}")
+        save_json(json_out, {"link_gbps": link_gbps, "threads": threads, "advice": ranked[0].codec,
+                             "ranking": [asdict(a) for a in ranked], "profiles": [asdict(p) for p in profiles]})
+
+    @codec_app.command("engines")
+    def engines_cmd():
+        """Compression engines and whether this machine has them."""
+        from colony.codec import available_engines
+        table("compression engines", ["engine", "status"], available_engines().items())
+
+    @codec_app.command("inspect")
+    def inspect_cmd(path: Path = typer.Argument(..., exists=True, dir_okay=False)):
+        """Show an object file's header (and check it)."""
+        from colony.codec import read_info, unpack
+        buf = path.read_bytes()
+        info = read_info(buf)
+        tables = unpack(buf)
+        table(f"{path} (format v{info.version}, {info.codec}, {info.nbytes:,} bytes)",
+              ["table", "rows", "columns", "raw bytes"],
+              [(i, t.num_rows, t.num_columns, t.nbytes) for i, t in enumerate(tables)])
+
+    @bench_app.command("codec")
+    def bench_codec(json_out: Optional[Path] = typer.Option(None, "--json"),
+                    mb: int = typer.Option(256, help="MiB of raw data per dataset"),
+                    repeats: int = typer.Option(3),
+                    zero_copy_gib: float = typer.Option(1.0, help="object size for the zero-copy decode test")):
+        """Serialize/deserialize throughput and ratio per codec, against pyarrow's IPC writer."""
+        from colony.bench import codec as bench
+        with progress("codec benchmark", None) as adv:
+            result = bench.run(mb, repeats, zero_copy_gib, progress=adv)
+        ser = {}
+        for r in result["rows"]:
+            if r["dataset"] == "uniform":
+                ser[(r["codec"], r["threads"])] = r
+        table(f"uniform particles, {mb} MiB (MB/s of raw data)",
+              ["codec", "threads", "serialize", "deserialize", "ratio", "ser vs pyarrow"],
+              [(c, t, r["serialize_mbps"], r["deserialize_mbps"], r["ratio"],
+                r.get("serialize_vs_pyarrow", "")) for (c, t), r in ser.items()])
+        table("summary", ["metric", "value"], [(k, v) for k, v in result["summary"].items() if "vs_pyarrow" not in k])
+        save_json(json_out, result)

@@ -1,0 +1,116 @@
+"""Pick the codec that moves data fastest over a given link.
+
+Each codec's serialize/deserialize throughput and compression ratio are measured once on
+this machine (:func:`calibrate`) and cached; :func:`advise` then ranks codecs by
+serialize + transfer + deserialize time per raw byte. Nothing here is assumed: a
+machine with a slow CPU and a fast link will be told to send uncompressed data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from colony import __version__
+from colony.codec.container import CODECS, pack, unpack
+from colony.errors import ColonyError
+
+
+@dataclass(frozen=True)
+class CodecProfile:
+    codec: str
+    threads: int
+    serialize_mbps: float     # raw MB per second
+    deserialize_mbps: float
+    ratio: float              # stored bytes / raw bytes
+
+
+@dataclass(frozen=True)
+class Advice:
+    codec: str
+    seconds: float            # for ``nbytes`` raw bytes
+    serialize_s: float
+    transfer_s: float
+    deserialize_s: float
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("COLONY_CACHE_DIR", Path.home() / ".cache" / "colony"))
+
+
+def _fingerprint(threads: int) -> str:
+    return f"{platform.node()}|{platform.machine()}|{os.cpu_count()}|{threads}|{__version__}"
+
+
+def _best_time(fn, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def measure(table: pa.Table, codec: str, threads: int, repeats: int = 3) -> CodecProfile:
+    """Time pack and unpack (with checksum verification) of ``table``; best of ``repeats``."""
+    raw = table.nbytes
+    buf = pack(table, codec, threads=threads)
+    ser = _best_time(lambda: pack(table, codec, threads=threads), repeats)
+    de = _best_time(lambda: unpack(buf, threads=threads), repeats)
+    return CodecProfile(codec, threads, raw / ser / 1e6, raw / de / 1e6, len(buf) / raw)
+
+
+def calibrate(table: pa.Table | None = None, threads: int | None = None, repeats: int = 3,
+              progress=None) -> list[CodecProfile]:
+    if table is None:
+        from colony.data import uniform
+        table = uniform(1_000_000, seed=0).combine_chunks()
+    threads = threads or os.cpu_count() or 1
+    out = []
+    for name in CODECS:
+        out.append(measure(table, name, threads, repeats))
+        if progress:
+            progress(name)
+    return out
+
+
+def load_profiles(threads: int | None = None, refresh: bool = False, progress=None) -> list[CodecProfile]:
+    """Cached calibration for this machine and thread count; measured on first use."""
+    threads = threads or os.cpu_count() or 1
+    path = cache_dir() / "codec-calibration.json"
+    key = _fingerprint(threads)
+    cache = {}
+    if path.exists():
+        try:
+            cache = json.loads(path.read_text())
+        except (OSError, ValueError):
+            cache = {}
+    if not refresh and key in cache:
+        return [CodecProfile(**p) for p in cache[key]]
+    profiles = calibrate(threads=threads, progress=progress)
+    cache[key] = [asdict(p) for p in profiles]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(cache, indent=1))
+    tmp.replace(path)
+    return profiles
+
+
+def advise(link_gbps: float, profiles: list[CodecProfile], nbytes: int = 1 << 30) -> list[Advice]:
+    """Codecs ranked by total time to move ``nbytes`` raw bytes over a ``link_gbps`` link."""
+    if not link_gbps > 0:
+        raise ColonyError(f"link rate must be > 0 Gbit/s, got {link_gbps}")
+    link_bps = link_gbps * 1e9 / 8
+    ranked = []
+    for p in profiles:
+        s = nbytes / (p.serialize_mbps * 1e6)
+        t = nbytes * p.ratio / link_bps
+        d = nbytes / (p.deserialize_mbps * 1e6)
+        ranked.append(Advice(p.codec, s + t + d, s, t, d))
+    return sorted(ranked, key=lambda a: a.seconds)
