@@ -49,6 +49,7 @@ ALIGN = 64
 _FIXED = struct.Struct("<8sHBBHIIIIQQI")
 _TABLE = struct.Struct("<QQQ")
 _SEGMENT = struct.Struct("<QIII")
+_SEGMENT_DTYPE = np.dtype([("off", "<u8"), ("slen", "<u4"), ("rlen", "<u4"), ("crc", "<u4")])
 _CRC_AT = _FIXED.size - 4
 
 OUTER_IDS = {"none": 0, "lz4": 1, "zstd": 2, "deflate": 3}
@@ -76,7 +77,7 @@ class ObjectInfo:
     inner: str
     outer: str
     tables: tuple[tuple[int, int, int], ...]   # (offset, length, rows) in the raw body
-    segments: tuple[tuple[int, int, int, int], ...]  # (stored offset, stored len, raw len, crc)
+    segments: np.ndarray      # structured: off, slen, rlen, crc (stored offset/len, raw len, CRC32C)
     segment_size: int
     body_len: int
     stored_len: int
@@ -268,7 +269,7 @@ def read_info(buf) -> ObjectInfo:
                         "trailing bytes after the body")
     tables = tuple(_TABLE.unpack_from(mv, _FIXED.size + i * _TABLE.size) for i in range(n_t))
     seg_at = _FIXED.size + n_t * _TABLE.size
-    segments = tuple(_SEGMENT.unpack_from(mv, seg_at + i * _SEGMENT.size) for i in range(n_s))
+    segments = np.frombuffer(mv, dtype=_SEGMENT_DTYPE, count=n_s, offset=seg_at)
     info = ObjectInfo(version, _INNER_NAMES[inner_id], _OUTER_NAMES[outer_id], tables, segments,
                       segment_size, body_len, stored_len, header_len)
     _check_layout(info)
@@ -276,14 +277,16 @@ def read_info(buf) -> ObjectInfo:
 
 
 def _check_layout(info: ObjectInfo) -> None:
-    pos = raw = 0
-    for i, (off, slen, rlen, _) in enumerate(info.segments):
-        if off != pos or rlen > info.segment_size or (info.outer == "none" and slen != rlen):
-            raise BadLength(f"segment {i} has inconsistent offset/length fields")
-        pos += slen
-        raw += rlen
-    if pos != info.stored_len or raw != info.body_len:
-        raise BadLength(f"segments cover {pos}/{raw} bytes, header says {info.stored_len}/{info.body_len}")
+    """Vectorized: a 1 GiB object has 16 Ki segments and must still decode in well under 1 ms."""
+    seg = info.segments
+    slen = seg["slen"].astype(np.uint64)
+    starts = np.cumsum(slen, dtype=np.uint64) - slen
+    if len(seg) and (not np.array_equal(seg["off"], starts) or (seg["rlen"] > info.segment_size).any()
+                     or (info.outer == "none" and not np.array_equal(seg["slen"], seg["rlen"]))):
+        raise BadLength("segment table has inconsistent offset/length fields")
+    stored, raw = int(slen.sum()), int(seg["rlen"].astype(np.uint64).sum())
+    if stored != info.stored_len or raw != info.body_len:
+        raise BadLength(f"segments cover {stored}/{raw} bytes, header says {info.stored_len}/{info.body_len}")
     end = 0
     for i, (off, length, _rows) in enumerate(info.tables):
         if off != end or off % 8 or length % 8 or off + length > info.body_len:
@@ -317,9 +320,10 @@ def unpack(buf, *, verify: bool = True, threads: int | None = None, engine: str 
     stored = whole.slice(info.header_len, info.stored_len)
     n_threads = _threads(threads)
     sview = memoryview(stored)
+    segs = info.segments.tolist() if (verify or info.outer != "none") else []
     if verify:
         bad = [i for i, ok in enumerate(_pmap(
-            lambda s: _crc.crc32c(sview[s[0]:s[0] + s[1]]) == s[3], info.segments, n_threads)) if not ok]
+            lambda s: _crc.crc32c(sview[s[0]:s[0] + s[1]]) == s[3], segs, n_threads)) if not ok]
         if bad:
             raise ChecksumMismatch(f"segment {bad[0]} checksum mismatch ({len(bad)} corrupt "
                                    f"segment(s) of {len(info.segments)}): the object body is corrupt")
@@ -329,20 +333,16 @@ def unpack(buf, *, verify: bool = True, threads: int | None = None, engine: str 
         eng = get_engine(engine)
         raw = np.empty(info.body_len, dtype=np.uint8)  # no zero fill: every byte is written below
         rview = memoryview(raw)
-        raw_offsets = []
-        acc = 0
-        for s in info.segments:
-            raw_offsets.append(acc)
-            acc += s[2]
+        raw_offsets = (np.cumsum(info.segments["rlen"], dtype=np.int64) - info.segments["rlen"]).tolist()
 
         def inflate(i: int) -> None:
-            off, slen, rlen, _ = info.segments[i]
+            off, slen, rlen, _ = segs[i]
             out = eng.decompress(info.outer, sview[off:off + slen], rlen)
             if len(out) != rlen:
                 raise CorruptObject(f"segment {i} inflates to {len(out)} bytes, header says {rlen}")
             rview[raw_offsets[i]:raw_offsets[i] + rlen] = out
 
-        _pmap(inflate, range(len(info.segments)), n_threads)
+        _pmap(inflate, range(len(segs)), n_threads)
         body = pa.py_buffer(raw)
     return [_read_stream(body, off, length, rows, verify) for off, length, rows in info.tables]
 
