@@ -56,6 +56,16 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
               ["table", "rows", "columns", "raw bytes"],
               [(i, t.num_rows, t.num_columns, t.nbytes) for i, t in enumerate(tables)])
 
+    @bench_app.command("data")
+    def bench_data(json_out: Optional[Path] = typer.Option(None, "--json"),
+                   rows: int = typer.Option(10_000_000)):
+        """Particle generator throughput (rows/s, one core)."""
+        from colony.bench import data as bench
+        with console.status("timing generators"):
+            result = bench.run(rows)
+        table("generators (M rows/s)", ["metric", "value"], result["summary"].items())
+        save_json(json_out, result)
+
     @bench_app.command("codec")
     def bench_codec(json_out: Optional[Path] = typer.Option(None, "--json"),
                     mb: int = typer.Option(256, help="MiB of raw data per dataset"),
