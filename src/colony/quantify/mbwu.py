@@ -235,9 +235,10 @@ class Platform:
         self.paths = [str(Path(p) / "colony-mbwu-db") for p in paths]
         self.landscape, self.minimize_caching, self.seed = landscape, minimize_caching, seed
         self.connect = connect
-        # fork (Linux): children need no re-import of __main__ (so `python -m colony` and scripts
-        # without a main guard work); the parent never opens RocksDB, so nothing unsafe is inherited.
-        self.ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        # spawn, never fork: a parent that has RocksDB (or any library) threads holding locks would
+        # hand a forked child a held mutex and the child deadlocks. Spawned children re-import
+        # __main__, so scripts that measure need an `if __name__ == "__main__":` guard.
+        self.ctx = mp.get_context("spawn")
         self.daemons, self.gens, self.pids = [], [], []
 
     def __enter__(self):

@@ -1,0 +1,93 @@
+"""MBWU orchestration: daemons, generators, sweeps, the bottleneck rule."""
+
+import pytest
+
+from colony.errors import InvalidParameter, NotAnMBWU, ToolUnavailable
+from colony.quantify import mbwu, monitor
+from colony.quantify.ycsb import workload
+
+
+def _util(cpu=50.0, disk=10.0, mem=10.0, net=None):
+    return {"cpu_pct_mean": cpu, "cores": 2, "mem_pct_max": mem,
+            "disks": {"vda": {"util_pct": disk}}, "net": net or {}}
+
+
+def test_bottleneck_rule_only_storage_is_an_mbwu():
+    s = monitor.bottleneck(_util(cpu=99, disk=95))
+    assert s["resource"] == "storage" and s["is_media_bound"]
+    c = monitor.bottleneck(_util(cpu=97, disk=30))
+    assert c["resource"] == "cpu" and not c["is_media_bound"] and "30%" in c["why"]
+    assert monitor.bottleneck(_util(mem=99))["resource"] == "memory"
+    n = monitor.bottleneck(_util(net={"eth0": {"rx_mib_s": 110, "tx_mib_s": 1}}), link_mib_s=119)
+    assert n["resource"] == "network"
+    assert monitor.bottleneck(_util())["resource"] == "undetermined"
+
+
+def test_require_mbwu_refuses_platform_bound_peaks():
+    with pytest.raises(NotAnMBWU, match="cpu"):
+        mbwu.require_mbwu({"mbwu_ops": None, "refused": "bottleneck = cpu"})
+    assert mbwu.require_mbwu({"mbwu_ops": 7314.7}) == 7314.7
+
+
+def test_thread_sweep_network_landscape(tmp_path):
+    w = workload("a", recordcount=400, operationcount=300)
+    seen = []
+    res = mbwu.thread_sweep(tmp_path / "dev", w, threads=[1, 3], duration=5, landscape="network",
+                            progress=lambda k, r: seen.append(k))
+    assert seen == ["load", "run", "run"]
+    assert [p["threads"] for p in res["points"]] == [1, 3]
+    for p in res["points"]:
+        assert p["per_device"][0]["ops"] == 300                 # operationcount honoured
+        assert set(p["per_device"][0]["by_op"]) <= {"read", "update"}
+        assert p["per_device"][0]["read_misses"] == 0            # every read finds a loaded record
+        assert "cpu_pct_mean" in p["utilization"] and p["bottleneck"]["resource"]
+    assert res["load"]["records"] == 400 and res["load"]["db"]["properties"]["rocksdb.estimate-num-keys"] > 0
+    # MBWU reported iff the peak was media-bound
+    assert (res["mbwu_ops"] is not None) == res["bottleneck"]["is_media_bound"]
+    if res["mbwu_ops"] is None:
+        assert "not an MBWU" in res["refused"]
+    assert res["caching"]["mode"] == "minimized"
+
+
+def test_integrated_landscape_and_device_sweep(tmp_path):
+    w = workload("b", recordcount=300, operationcount=200)
+    res = mbwu.device_sweep([tmp_path / "d1", tmp_path / "d2"], w, threads=2, mbwu_ops=1000.0, duration=5,
+                            landscape="integrated", plateau=10.0)
+    assert [p["devices"] for p in res["points"]] == [1, 2]
+    assert res["points"][1]["per_device"][1]["ops"] == 200
+    assert res["plateau_at_devices"] == 2                  # a 1000% gain threshold is never met
+    assert res["points"][0]["mbwus"] == pytest.approx(res["points"][0]["ops_per_s"] / 1000.0)
+    assert res["device"]["warning"]                        # both paths are on one block device here
+
+
+def test_inserts_extend_the_keyspace(tmp_path):
+    w = workload("d", recordcount=200, operationcount=300)
+    res = mbwu.thread_sweep(tmp_path / "dev", w, threads=[2], duration=5, landscape="integrated")
+    ops = res["points"][0]["per_device"][0]["by_op"]
+    assert ops.get("insert", 0) > 0 and res["points"][0]["per_device"][0]["read_misses"] == 0
+
+
+def test_disaggregated_needs_network_storage(tmp_path):
+    with pytest.raises(ToolUnavailable, match="network storage"):
+        mbwu.Platform([tmp_path], "disaggregated")
+
+
+def test_bad_arguments(tmp_path):
+    w = workload("a", recordcount=10)
+    with pytest.raises(InvalidParameter):
+        mbwu.thread_sweep(tmp_path, w, threads=[0])
+    with pytest.raises(InvalidParameter):
+        mbwu.Platform([tmp_path], "cloud")
+    with pytest.raises(InvalidParameter):
+        mbwu.device_sweep([tmp_path], w, 1, mbwu_ops=0)
+
+
+def test_power_falls_back_to_supplied_watts():
+    pm = monitor.PowerMeter(supplied_watts=123.0)
+    pm.rapl, pm.ipmi = [], None
+    pm.start()
+    assert pm.stop() == {"watts": 123.0, "source": "supplied (--watts); no RAPL or IPMI readable here"}
+    pm2 = monitor.PowerMeter()
+    pm2.rapl, pm2.ipmi = [], None
+    pm2.start()
+    assert pm2.stop()["watts"] is None
