@@ -377,18 +377,35 @@ def cost_mbwu(spec: Path = typer.Option(...), host: str = typer.Option(...), hos
 
 # ------------------------------------------------------------------ bench
 
-def bench_mbwu(device: Path = typer.Option(Path("/tmp/colony-bench-mbwu"), help="directory on the device"),
-               records: int = 40_000, threads: str = "1,2,4,8,16,32", duration: float = 4.0,
-               json_out: Optional[Path] = typer.Option(Path("bench/results/mbwu.json"), "--json")):
-    """MBWU bench: thread sweep + landscapes on a small dataset (see bench/mbwu.py)."""
+def _bench_module(name: str):
     import importlib.util
-    spec = importlib.util.spec_from_file_location("bench_mbwu", Path("bench/mbwu.py"))
-    if spec is None or not Path("bench/mbwu.py").exists():
-        raise InvalidParameter("run `colony bench mbwu` from the repository root (bench/mbwu.py)")
+    path = Path("bench") / f"{name}.py"
+    if not path.exists():
+        raise InvalidParameter(f"run `colony bench {name}` from the repository root ({path} not found)")
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    doc = mod.run(device, records, _ints(threads), duration)
+    return mod
+
+
+def bench_mbwu(device: Path = typer.Option(Path("/tmp/colony-bench-mbwu"), help="scratch directory on the device"),
+               records: int = typer.Option(40_000, help="records x 4 KiB values"),
+               threads: str = "1,2,4,8,16,32", duration: float = 4.0,
+               json_out: Optional[Path] = typer.Option(Path("bench/results/mbwu.json"), "--json")):
+    """MBWU bench: thread sweep, landscapes side by side, device sweep on a small dataset (bench/mbwu.py)."""
+    doc = _bench_module("mbwu").run(device, records, _ints(threads), duration)
+    console.print_json(data=doc["summary"], default=str)
     _write_json(json_out, doc)
+
+
+def bench_characterize():
+    """Characterize this machine (bench/characterize.py) into bench/results/characterize.json."""
+    _bench_module("characterize").main([])
+
+
+def bench_availability():
+    """Availability sweeps and Monte Carlo checks (bench/availability.py)."""
+    _bench_module("availability").main()
 
 
 def register(app, bench_app) -> None:
@@ -397,3 +414,5 @@ def register(app, bench_app) -> None:
     app.add_typer(cost_app, name="cost")
     app.command("characterize")(characterize_cmd)
     bench_app.command("mbwu")(bench_mbwu)
+    bench_app.command("characterize")(bench_characterize)
+    bench_app.command("availability")(bench_availability)

@@ -38,7 +38,8 @@ def machine_info() -> dict:
         pass
     return {"cpu_model": model, "cores_logical": psutil.cpu_count(), "cores_physical": psutil.cpu_count(False),
             "ram_gib": round(psutil.virtual_memory().total / 2 ** 30, 1), "arch": platform.machine(),
-            "kernel": platform.release(), "hostname": platform.node()}
+            "kernel": platform.release(), "hostname": platform.node(),
+            "loadavg_1m_at_start": round(os.getloadavg()[0], 2)}
 
 
 def block_device(path: str | Path) -> str | None:
