@@ -90,3 +90,16 @@ def test_scan_frame_layout():
         def iter(self): return FakeIt()
     status, payload = kv.handle(FakeDB(), kv.SCAN, b"a", struct.pack("!I", 5), False)
     assert status == kv.OK and payload == struct.pack("!HI", 1, 1) + b"a1" + struct.pack("!HI", 1, 2) + b"b22"
+
+
+from hypothesis import given, settings, strategies as st
+
+
+@settings(max_examples=60, deadline=None)
+@given(op=st.sampled_from([kv.GET, kv.PUT, kv.DELETE, kv.SCAN]), key=st.binary(max_size=64),
+       value=st.binary(max_size=5000))
+def test_request_frame_layout(op, key, value):
+    frame = kv.encode_request(op, key, value)
+    o, kl, vl = kv.REQ.unpack_from(frame)
+    assert (o, kl, vl) == (op, len(key), len(value))
+    assert frame[kv.REQ.size:kv.REQ.size + kl] == key and frame[kv.REQ.size + kl:] == value

@@ -91,3 +91,12 @@ def test_operation_mix(name):
             assert 1 <= arg <= 100
     for op in ycsb.OPS:
         assert ops[op] / 4000 == pytest.approx(getattr(w, op), abs=0.03)
+
+
+from hypothesis import given, strategies as st
+
+
+@given(st.integers(min_value=0, max_value=2 ** 48 - 1), st.integers(min_value=0, max_value=2 ** 48 - 1))
+def test_scramble48_is_injective(a, b):
+    assert (ycsb.scramble48(a) == ycsb.scramble48(b)) == (a == b)
+    assert 0 <= ycsb.scramble48(a) < 2 ** 48
