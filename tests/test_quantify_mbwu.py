@@ -32,7 +32,7 @@ def test_require_mbwu_refuses_platform_bound_peaks():
 def test_thread_sweep_network_landscape(tmp_path):
     w = workload("a", recordcount=400, operationcount=300)
     seen = []
-    res = mbwu.thread_sweep(tmp_path / "dev", w, threads=[1, 3], duration=5, landscape="network",
+    res = mbwu.thread_sweep(tmp_path / "dev", w, threads=[1, 3], duration=60, landscape="network",
                             progress=lambda k, r: seen.append(k))
     assert seen == ["load", "run", "run"]
     assert [p["threads"] for p in res["points"]] == [1, 3]
@@ -51,7 +51,7 @@ def test_thread_sweep_network_landscape(tmp_path):
 
 def test_integrated_landscape_and_device_sweep(tmp_path):
     w = workload("b", recordcount=300, operationcount=200)
-    res = mbwu.device_sweep([tmp_path / "d1", tmp_path / "d2"], w, threads=2, mbwu_ops=1000.0, duration=5,
+    res = mbwu.device_sweep([tmp_path / "d1", tmp_path / "d2"], w, threads=2, mbwu_ops=1000.0, duration=60,
                             landscape="integrated", plateau=10.0)
     assert [p["devices"] for p in res["points"]] == [1, 2]
     assert res["points"][1]["per_device"][1]["ops"] == 200
@@ -62,7 +62,7 @@ def test_integrated_landscape_and_device_sweep(tmp_path):
 
 def test_inserts_extend_the_keyspace(tmp_path):
     w = workload("d", recordcount=200, operationcount=300)
-    res = mbwu.thread_sweep(tmp_path / "dev", w, threads=[2], duration=5, landscape="integrated")
+    res = mbwu.thread_sweep(tmp_path / "dev", w, threads=[2], duration=60, landscape="integrated")
     ops = res["points"][0]["per_device"][0]["by_op"]
     assert ops.get("insert", 0) > 0 and res["points"][0]["per_device"][0]["read_misses"] == 0
 
@@ -91,3 +91,23 @@ def test_power_falls_back_to_supplied_watts():
     pm2.rapl, pm2.ipmi = [], None
     pm2.start()
     assert pm2.stop()["watts"] is None
+
+
+def test_remote_daemon_via_connect(tmp_path):
+    import threading
+    from colony.quantify import kv
+    ready, stop, port = threading.Event(), threading.Event(), {}
+    t = threading.Thread(target=kv.serve, args=(str(tmp_path / "db"), "127.0.0.1", 0, False, True,
+                                                 lambda p: (port.setdefault("p", p), ready.set()), stop), daemon=True)
+    t.start()
+    assert ready.wait(20)
+    try:
+        w = workload("c", recordcount=200, operationcount=150)
+        res = mbwu.thread_sweep(None, w, threads=[2], duration=60, connect=("127.0.0.1", port["p"]))
+        assert res["points"][0]["per_device"][0]["ops"] == 150
+        assert res["mbwu_ops"] is None and "storage host" in res["remote_daemon"]["note"]
+        with pytest.raises(InvalidParameter):
+            mbwu.thread_sweep(None, w, threads=[1], connect=("127.0.0.1", port["p"]), landscape="integrated")
+    finally:
+        stop.set()
+        t.join(10)

@@ -58,8 +58,18 @@ def _sweep_table(title: str, points: list[dict], extra: str | None = None) -> Ta
     return t
 
 
+def _addr(text: Optional[str]):
+    if not text:
+        return None
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        raise InvalidParameter(f"--connect wants HOST:PORT, got {text!r}")
+    return host, int(port)
+
+
 def measure_mbwu(device: Path, workload: str, records: int, ops: int, threads: str, duration: float,
-                 landscape: str, load_rate: float, watts: Optional[float], seed: int) -> dict:
+                 landscape: str, load_rate: float, watts: Optional[float], seed: int,
+                 connect: Optional[str] = None) -> dict:
     """The thread sweep behind `colony mbwu measure` and `colony bench mbwu`."""
     from colony.quantify import mbwu as m
     from colony.quantify.monitor import machine_info
@@ -69,14 +79,15 @@ def measure_mbwu(device: Path, workload: str, records: int, ops: int, threads: s
     with _progress() as prog:
         task = prog.add_task(f"load {records:,} records, then {len(ths)} thread counts", total=len(ths) + 1)
         res = m.thread_sweep(device, w, ths, duration, landscape, load_rate=load_rate, watts=watts, seed=seed,
-                             progress=lambda k, r: prog.advance(task))
+                             progress=lambda k, r: prog.advance(task), connect=_addr(connect))
     res["machine"] = machine_info()
     return res
 
 
 @mbwu_app.command("measure")
 def mbwu_measure(
-    device: Path = typer.Option(..., help="directory on the storage device to measure (its DB is recreated)"),
+    device: Optional[Path] = typer.Option(None, help="directory on the storage device to measure (its DB is "
+                                                      "recreated); not needed with --connect"),
     workload: str = typer.Option("a", help="YCSB core workload a-f"),
     records: int = typer.Option(20_000, help="records to load (x 4 KiB values)"),
     ops: int = typer.Option(0, help="operations per run (0 = run for --duration)"),
@@ -86,11 +97,14 @@ def mbwu_measure(
     load_rate: float = typer.Option(0.0, help="load-phase rate limit, ops/s (0 = unlimited)"),
     watts: Optional[float] = typer.Option(None, help="platform power when RAPL/IPMI are not readable"),
     seed: int = 0,
+    connect: Optional[str] = typer.Option(None, help="HOST:PORT of a `colony mbwu serve` daemon on another machine"),
     json_out: Optional[Path] = typer.Option(None, "--json"),
 ):
     """Find one MBWU: thread sweep on ONE device with caching minimized; refuse a platform-bound peak."""
-    res = measure_mbwu(device, workload, records, ops, threads, duration, landscape, load_rate, watts, seed)
-    console.print(_sweep_table(f"thread sweep on {device} ({landscape})", res["points"]))
+    if device is None and not connect:
+        raise InvalidParameter("give --device DIR (a directory on the medium) or --connect HOST:PORT")
+    res = measure_mbwu(device, workload, records, ops, threads, duration, landscape, load_rate, watts, seed, connect)
+    console.print(_sweep_table(f"thread sweep on {device or connect} ({landscape})", res["points"]))
     console.print(f"caching disabled: {', '.join(res['caching']['disabled'])}")
     console.print(f"left on: {'; '.join(res['caching']['left_on'])}")
     console.print(f"page cache: {res['page_cache']['how'] if res['page_cache'] else 'not dropped'}")

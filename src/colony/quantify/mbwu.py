@@ -232,7 +232,7 @@ class Platform:
                     raise ToolUnavailable(f"disaggregated landscape needs device paths on network storage "
                                           f"(NFS/SMB/NBD/iSCSI mount); {p}: {why}. Mount a share or network "
                                           f"block device and point --device at it")
-        self.paths = [str(Path(p) / "colony-mbwu-db") for p in paths]
+        self.paths = [str(Path(p) / "colony-mbwu-db") for p in paths or ()]
         self.landscape, self.minimize_caching, self.seed = landscape, minimize_caching, seed
         self.connect = connect
         # spawn, never fork: a parent that has RocksDB (or any library) threads holding locks would
@@ -339,7 +339,7 @@ def shared_devices(paths) -> dict:
 
 def thread_sweep(path, w: Workload, threads=DEFAULT_THREADS, duration: float = 5.0, landscape: str = "network",
                  load_threads: int = 4, load_rate: float = 0.0, watts: float | None = None, seed: int = 0,
-                 progress=None) -> dict:
+                 progress=None, connect: tuple[str, int] | None = None) -> dict:
     """Find one MBWU on one device: caching minimized, page cache dropped before each run.
 
     Returns every point, the peak, its bottleneck and `mbwu_ops` (None when refused).
@@ -350,7 +350,11 @@ def thread_sweep(path, w: Workload, threads=DEFAULT_THREADS, duration: float = 5
     if duration <= 0:
         raise InvalidParameter(f"duration must be > 0 s, got {duration}")
     points = []
-    with Platform([path], landscape, minimize_caching=True, seed=seed) as plat:
+    if connect is not None and landscape == "integrated":
+        raise InvalidParameter("--connect drives a remote daemon: use the network or disaggregated landscape")
+    paths = [] if connect is not None else [path]
+    with Platform(paths, landscape, minimize_caching=True, seed=seed,
+                  connect=[connect] if connect is not None else None) as plat:
         loaded = plat.load(w, load_threads, load_rate)
         if progress:
             progress("load", loaded[0])
@@ -361,11 +365,16 @@ def thread_sweep(path, w: Workload, threads=DEFAULT_THREADS, duration: float = 5
                 progress("run", r)
     peak = max(points, key=lambda r: r["ops_per_s"])
     b = peak["bottleneck"]
-    result = {"kind": "thread_sweep", "landscape": landscape, "path": str(path), "workload": w.as_dict(),
+    result = {"kind": "thread_sweep", "landscape": landscape, "path": None if path is None else str(path), "workload": w.as_dict(),
               "caching": kv.caching_report(True), "load": loaded[0], "points": points,
               "peak_ops_per_s": peak["ops_per_s"], "peak_threads": peak["threads"], "bottleneck": b,
               "mbwu_ops": peak["ops_per_s"] if b["is_media_bound"] else None,
-              "page_cache": points[0]["page_cache"], "device": shared_devices([path])}
+              "page_cache": points[0]["page_cache"], "device": shared_devices(paths)}
+    if connect is not None:
+        result["remote_daemon"] = {"address": f"{connect[0]}:{connect[1]}", "note":
+                                   "the device and its page cache are on the daemon's host: this report sees only "
+                                   "the generator side, so run `colony mbwu measure` on the storage host to prove "
+                                   "the medium is the bottleneck"}
     if not b["is_media_bound"]:
         result["refused"] = (f"the peak ({peak['ops_per_s']:.1f} ops/s at {peak['threads']} threads) is not an "
                              f"MBWU: bottleneck = {b['resource']} ({b['why']})")
