@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from colony.errors import InvalidParameter
+from colony.quantify.characterize import DEFAULT_STRESSORS
 
 console = Console()
 
@@ -287,8 +288,7 @@ def characterize_cmd(
     files: Optional[List[Path]] = typer.Argument(None, help="results files (with --compare)"),
     compare: bool = typer.Option(False, "--compare", help="compare result files from several machines"),
     reference: Optional[Path] = typer.Option(None, help="reference results file (default: shipped reference)"),
-    stressors: str = typer.Option(",".join(__import__("colony.quantify.characterize", fromlist=["x"]).DEFAULT_STRESSORS),
-                                  help="comma-separated stress-ng stressors"),
+    stressors: str = typer.Option(",".join(DEFAULT_STRESSORS), help="comma-separated stress-ng stressors"),
     timeout: float = typer.Option(2.0, help="seconds per stressor"),
     arrow_rows: int = typer.Option(1 << 20, help="particles for the Arrow kernels"),
     kv_iterations: int = typer.Option(3000, help="put/get/delete iterations per thread"),
