@@ -95,3 +95,13 @@ def test_figures_and_plots(tmp_path):
     assert all(b["relative_benefit"] > a["relative_benefit"] for a, b in zip(rows, rows[1:]))
     paths = av.plot_figures(figs, tmp_path)
     assert len(paths) == 6 and all((tmp_path / p.split("/")[-1]).stat().st_size > 1000 for p in paths)
+
+
+def test_any_failure_simulation_bounds_the_three_failure_terms():
+    # every exactly-three-failure loss event is also a loss in the full model, so the full
+    # model's P_loss cannot be below the eq. 3.12 sum (up to sampling error)
+    r = av.simulate_any_failures(6, 2, 2, 1.0, w=4, rm=0.5, trials=100_000, seed=5)
+    p = av.validate(6, 2, 2, 1.0, 4, 0.5)
+    assert r["p_loss_gp_ci"][1] >= sum(av.terms_gp(p).values())
+    assert r["p_loss_es_ci"][1] >= sum(av.terms_es(p).values())
+    assert 0 < r["p_loss_es"] < r["p_loss_gp"] < 1

@@ -298,3 +298,42 @@ def seed_claims(rm: float = DEFAULT_RM, w: int = 4) -> dict:
         return {"m": r["m"], "value": r[key], "published": target}
     return {"rm": rm, "w": w, "table": rows, "hdd_7.1": nearest("hdd_n4", 7.1),
             "ssd_20.7": nearest("ssd_n4", 20.7)}
+
+
+def simulate_any_failures(m, n, c, f, w=4, rm=0.5, trials: int = 200_000, seed: int = 0, z: float = 2.576,
+                          chunk: int = 20_000) -> dict:
+    """P(data loss) with ANY number of simultaneous failures (what eqs 3.6/3.7 aim at).
+
+    Loss = some copyset and device index d such that each of its three servers is down or
+    has device d down. The thesis could not count N(k) in closed form and proposed
+    simulation (§3.2.5 Discussion i); this is it. Returns both systems' probabilities
+    with CIs and their ratio next to eq. 3.12's.
+    """
+    p = validate(m, n, c, f, w, rm)
+    if not isinstance(trials, int) or trials < 1000:
+        raise InvalidParameter(f"trials must be an integer >= 1000, got {trials!r}")
+    rng = np.random.default_rng(seed)
+
+    def system(nodes: int, devs: int) -> np.ndarray:
+        cs = np.array([sorted(s) for s in build_copysets(nodes, p.w, rng)])
+        out = []
+        for lo in range(0, trials, chunk):
+            t = min(chunk, trials - lo)
+            k = np.minimum(rng.poisson(p.rm, t), nodes)
+            j = np.minimum(rng.poisson(p.rd, t), nodes * devs)
+            srv = rng.random((t, nodes)).argsort(axis=1).argsort(axis=1) < k[:, None]
+            dev = (rng.random((t, nodes * devs)).argsort(axis=1).argsort(axis=1) < j[:, None]).reshape(t, nodes, devs)
+            down = srv[:, :, None] | dev                                   # (t, nodes, devs)
+            lost = np.zeros(t, dtype=bool)
+            for a, b, cc in cs:
+                lost |= (down[:, a] & down[:, b] & down[:, cc]).any(axis=1)
+            out.append(lost)
+        return np.concatenate(out).astype(np.float64)
+
+    x_gp = system(p.m, p.n)
+    x_es = system(p.m_prime, 1)
+    gp, gp_ci = _ci(x_gp, z)
+    es, es_ci = _ci(x_es, z)
+    return {"params": asdict(p), "trials": trials, "seed": seed, "p_loss_gp": gp, "p_loss_gp_ci": gp_ci,
+            "p_loss_es": es, "p_loss_es_ci": es_ci, "ratio": gp / es if es > 0 else None,
+            "eq_3_12_ratio": sum(terms_gp(p).values()) / sum(terms_es(p).values())}
