@@ -32,7 +32,7 @@ def test_require_mbwu_refuses_platform_bound_peaks():
 def test_thread_sweep_network_landscape(tmp_path):
     w = workload("a", recordcount=400, operationcount=300)
     seen = []
-    res = mbwu.thread_sweep(tmp_path / "dev", w, threads=[1, 3], duration=60, landscape="network",
+    res = mbwu.thread_sweep(tmp_path / "dev", w, threads=[1, 3], duration=60, landscape="network", drop_cache=False,
                             progress=lambda k, r: seen.append(k))
     assert seen == ["load", "run", "run"]
     assert [p["threads"] for p in res["points"]] == [1, 3]
@@ -62,7 +62,8 @@ def test_integrated_landscape_and_device_sweep(tmp_path):
 
 def test_inserts_extend_the_keyspace(tmp_path):
     w = workload("d", recordcount=200, operationcount=300)
-    res = mbwu.thread_sweep(tmp_path / "dev", w, threads=[2], duration=60, landscape="integrated")
+    res = mbwu.thread_sweep(tmp_path / "dev", w, threads=[2], duration=60, landscape="integrated",
+                            drop_cache=False)
     ops = res["points"][0]["per_device"][0]["by_op"]
     assert ops.get("insert", 0) > 0 and res["points"][0]["per_device"][0]["read_misses"] == 0
 
@@ -103,7 +104,8 @@ def test_remote_daemon_via_connect(tmp_path):
     assert ready.wait(20)
     try:
         w = workload("c", recordcount=200, operationcount=150)
-        res = mbwu.thread_sweep(None, w, threads=[2], duration=60, connect=("127.0.0.1", port["p"]))
+        res = mbwu.thread_sweep(None, w, threads=[2], duration=60, connect=("127.0.0.1", port["p"]),
+                                drop_cache=False)
         assert res["points"][0]["per_device"][0]["ops"] == 150
         assert res["mbwu_ops"] is None and "storage host" in res["remote_daemon"]["note"]
         with pytest.raises(InvalidParameter):
@@ -111,3 +113,43 @@ def test_remote_daemon_via_connect(tmp_path):
     finally:
         stop.set()
         t.join(10)
+
+
+def test_load_phase_is_rate_limited(monkeypatch):
+    """The token bucket never runs ahead of the target rate (a fake clock advances only in sleep)."""
+    class FakeTime:
+        def __init__(self):
+            self.t = 0.0
+        def monotonic(self):
+            return self.t
+        def sleep(self, s):
+            self.t += s
+        def perf_counter(self):
+            return self.t
+
+    class Sink:
+        puts = []
+        def put(self, k, v):
+            Sink.puts.append((k, len(v)))
+        def flush(self):
+            pass
+        def stats(self):
+            return {}
+        def close(self):
+            pass
+
+    clock = FakeTime()
+    monkeypatch.setattr(mbwu, "time", clock)
+    w = workload("a", recordcount=100)
+    res = mbwu._load(Sink, w, threads=1, rate=50.0, seed=0)
+    assert res["seconds"] == pytest.approx(100 / 50.0)
+    assert res["ops_per_s"] == pytest.approx(50.0)
+    assert len(Sink.puts) == 100 and all(n == 4096 and len(k) == 16 for k, n in Sink.puts)
+    assert len({k for k, _ in Sink.puts}) == 100
+
+
+def test_drop_page_cache_reports_either_way(tmp_path):
+    ok = mbwu.drop_page_cache(str(tmp_path / "drop_caches"))
+    assert ok["dropped"] and (tmp_path / "drop_caches").read_text() == "3\n"
+    no = mbwu.drop_page_cache(str(tmp_path / "missing" / "drop_caches"))
+    assert not no["dropped"] and "not permitted" in no["how"]

@@ -32,11 +32,11 @@ LANDSCAPES = ("integrated", "network", "disaggregated")
 DEFAULT_THREADS = (1, 2, 4, 8, 16, 32)
 
 
-def drop_page_cache() -> dict:
+def drop_page_cache(control: str = "/proc/sys/vm/drop_caches") -> dict:
     """sync + echo 3 > /proc/sys/vm/drop_caches; report whether it was permitted."""
     try:
         os.sync()
-        with open("/proc/sys/vm/drop_caches", "w") as fh:
+        with open(control, "w") as fh:
             fh.write("3\n")
         return {"dropped": True, "how": "sync; echo 3 > /proc/sys/vm/drop_caches"}
     except OSError as e:
@@ -339,8 +339,9 @@ def shared_devices(paths) -> dict:
 
 def thread_sweep(path, w: Workload, threads=DEFAULT_THREADS, duration: float = 5.0, landscape: str = "network",
                  load_threads: int = 4, load_rate: float = 0.0, watts: float | None = None, seed: int = 0,
-                 progress=None, connect: tuple[str, int] | None = None) -> dict:
-    """Find one MBWU on one device: caching minimized, page cache dropped before each run.
+                 progress=None, connect: tuple[str, int] | None = None, drop_cache: bool = True) -> dict:
+    """Find one MBWU on one device: caching minimized, page cache dropped before each run
+    (`drop_cache=False` only for tests on shared machines; the result then says so).
 
     Returns every point, the peak, its bottleneck and `mbwu_ops` (None when refused).
     """
@@ -359,7 +360,7 @@ def thread_sweep(path, w: Workload, threads=DEFAULT_THREADS, duration: float = 5
         if progress:
             progress("load", loaded[0])
         for t in threads:
-            r = plat.run(w, t, duration, watts, drop_cache=True)
+            r = plat.run(w, t, duration, watts, drop_cache=drop_cache)
             points.append(r)
             if progress:
                 progress("run", r)
