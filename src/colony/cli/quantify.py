@@ -70,7 +70,7 @@ def _addr(text: Optional[str]):
 
 def measure_mbwu(device: Path, workload: str, records: int, ops: int, threads: str, duration: float,
                  landscape: str, load_rate: float, watts: Optional[float], seed: int,
-                 connect: Optional[str] = None) -> dict:
+                 connect: Optional[str] = None, link_mib_s: Optional[float] = None) -> dict:
     """The thread sweep behind `colony mbwu measure` and `colony bench mbwu`."""
     from colony.quantify import mbwu as m
     from colony.quantify.monitor import machine_info
@@ -80,7 +80,8 @@ def measure_mbwu(device: Path, workload: str, records: int, ops: int, threads: s
     with _progress() as prog:
         task = prog.add_task(f"load {records:,} records, then {len(ths)} thread counts", total=len(ths) + 1)
         res = m.thread_sweep(device, w, ths, duration, landscape, load_rate=load_rate, watts=watts, seed=seed,
-                             progress=lambda k, r: prog.advance(task), connect=_addr(connect))
+                             progress=lambda k, r: prog.advance(task), connect=_addr(connect),
+                             link_mib_s=link_mib_s)
     res["machine"] = machine_info()
     return res
 
@@ -99,12 +100,14 @@ def mbwu_measure(
     watts: Optional[float] = typer.Option(None, help="platform power when RAPL/IPMI are not readable"),
     seed: int = 0,
     connect: Optional[str] = typer.Option(None, help="HOST:PORT of a `colony mbwu serve` daemon on another machine"),
+    link_mib_s: Optional[float] = typer.Option(None, help="NIC link rate in MiB/s, to detect a network bottleneck"),
     json_out: Optional[Path] = typer.Option(None, "--json"),
 ):
     """Find one MBWU: thread sweep on ONE device with caching minimized; refuse a platform-bound peak."""
     if device is None and not connect:
         raise InvalidParameter("give --device DIR (a directory on the medium) or --connect HOST:PORT")
-    res = measure_mbwu(device, workload, records, ops, threads, duration, landscape, load_rate, watts, seed, connect)
+    res = measure_mbwu(device, workload, records, ops, threads, duration, landscape, load_rate, watts, seed, connect,
+                       link_mib_s)
     console.print(_sweep_table(f"thread sweep on {device or connect} ({landscape})", res["points"]))
     console.print(f"caching disabled: {', '.join(res['caching']['disabled'])}")
     console.print(f"left on: {'; '.join(res['caching']['left_on'])}")

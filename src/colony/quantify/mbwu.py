@@ -298,7 +298,7 @@ class Platform:
         return self._all(("load", w.as_dict(), threads, rate))
 
     def run(self, w: Workload, threads: int, duration: float, watts: float | None = None,
-            drop_cache: bool = False) -> dict:
+            drop_cache: bool = False, link_mib_s: float | None = None) -> dict:
         """One measured run on every device at once, with its utilization report."""
         cache = drop_page_cache() if drop_cache else None
         mon = monitor.Monitor([Path(p).parent for p in self.paths if p], self.pids, watts=watts)
@@ -307,7 +307,7 @@ class Platform:
         util = mon.stop()
         total = sum(r["ops_per_s"] for r in per_dev)
         return {"threads": threads, "devices": len(per_dev), "ops_per_s": total, "per_device": per_dev,
-                "utilization": util, "bottleneck": monitor.bottleneck(util), "page_cache": cache}
+                "utilization": util, "bottleneck": monitor.bottleneck(util, link_mib_s), "page_cache": cache}
 
     def close(self) -> None:
         for pr, c in self.gens:
@@ -339,7 +339,8 @@ def shared_devices(paths) -> dict:
 
 def thread_sweep(path, w: Workload, threads=DEFAULT_THREADS, duration: float = 5.0, landscape: str = "network",
                  load_threads: int = 4, load_rate: float = 0.0, watts: float | None = None, seed: int = 0,
-                 progress=None, connect: tuple[str, int] | None = None, drop_cache: bool = True) -> dict:
+                 progress=None, connect: tuple[str, int] | None = None, drop_cache: bool = True,
+                 link_mib_s: float | None = None) -> dict:
     """Find one MBWU on one device: caching minimized, page cache dropped before each run
     (`drop_cache=False` only for tests on shared machines; the result then says so).
 
@@ -360,7 +361,7 @@ def thread_sweep(path, w: Workload, threads=DEFAULT_THREADS, duration: float = 5
         if progress:
             progress("load", loaded[0])
         for t in threads:
-            r = plat.run(w, t, duration, watts, drop_cache=drop_cache)
+            r = plat.run(w, t, duration, watts, drop_cache=drop_cache, link_mib_s=link_mib_s)
             points.append(r)
             if progress:
                 progress("run", r)
