@@ -1,3 +1,4 @@
 from colony.cli import main
 
-main()
+if __name__ == "__main__":  # guard: multiprocessing "spawn" children re-import __main__
+    main()

@@ -51,3 +51,27 @@ class RuntimeFailure(ColonyError):
 
 class DeviceFull(ColonyError):
     """A device cannot take more data now (back-pressure with policy 'raise')."""
+
+
+class QuantifyError(ColonyError):
+    """The offload-benefit toolkit (colony.quantify) could not do what was asked."""
+
+
+class InvalidParameter(QuantifyError, ValueError):
+    """A model or workload parameter is outside the range the method allows."""
+
+
+class SpecFileError(QuantifyError):
+    """A platform spec or results file is missing, unreadable or lacks a field."""
+
+
+class ToolUnavailable(QuantifyError):
+    """An external tool or facility (stress-ng, RAPL, a network share) is not available here."""
+
+
+class ProtocolError(QuantifyError):
+    """A key-value daemon frame was malformed or the daemon answered with an error."""
+
+
+class NotAnMBWU(QuantifyError):
+    """A measured peak was throttled by the platform (CPU, memory, network), not the medium."""
