@@ -184,6 +184,7 @@ class StatsIndex:
     def __init__(self, store) -> None:
         self.store = store
         self._cache: dict[tuple[str, str], TableStats] = {}
+        self._merged: dict[tuple, TableStats] = {}
         self._lock = threading.Lock()
         store.create_pool(STATS_POOL)
         store.on_put(self._on_put)
@@ -201,6 +202,7 @@ class StatsIndex:
             TableStats(rows=0, columns={}, nbytes=nbytes)
         with self._lock:
             self._cache[(pool, key)] = st
+            self._merged.clear()
         if st.columns:
             self.store.put(STATS_POOL, self._skey(pool, key), st.to_table())
 
@@ -209,6 +211,7 @@ class StatsIndex:
             return
         with self._lock:
             self._cache.pop((pool, key), None)
+            self._merged.clear()
         try:
             self.store.drop(STATS_POOL, self._skey(pool, key))
         except ColonyError:
@@ -229,6 +232,18 @@ class StatsIndex:
         return st
 
     def table(self, pool: str, keys: list[str]) -> TableStats:
+        """Merged statistics of the objects ``keys`` (cached until a put or drop)."""
+        ck = (pool, tuple(keys))
+        with self._lock:
+            hit = self._merged.get(ck)
+        if hit is not None:
+            return hit
+        merged = self._table(pool, keys)
+        with self._lock:
+            self._merged[ck] = merged
+        return merged
+
+    def _table(self, pool: str, keys: list[str]) -> TableStats:
         parts = [self.get(pool, k) for k in keys]
         parts = [p for p in parts if p.columns]
         if not parts:
