@@ -468,8 +468,10 @@ class Estimator:
         return out
 
     def _emit(self, body: dict, exprs: list) -> list:
-        m = body.get("common", {}).get("emit", {}).get("outputMapping")
-        return [exprs[i] for i in m] if m is not None else exprs
+        common = body.get("common", {})
+        if "emit" not in common:
+            return exprs
+        return [exprs[i] for i in common["emit"].get("outputMapping", [])]
 
     def _read(self, b: dict) -> Node:
         names = b.get("namedTable", {}).get("names", [])
@@ -664,10 +666,12 @@ def estimate(plan_bytes_or_json, stats: dict[str, TableStats], seed: int = 0) ->
     out = Estimate(rows=node.rows, out_cols=len(node.exprs), out_width=_width(node.exprs, stats), ops=ops,
                    input_rows=in_rows, input_bytes=in_bytes, objects=objects, node_rows=est.node_rows)
     sp = split_point(root["input"])
+    lnode = None
     if sp is not None:
         low = Estimator(stats, seed)
         low.fn_names = names
         lnode = low.rel(sp[1])
+    if lnode is not None and lnode.exprs:      # a zero-column cut cannot be shipped: no split
         lops = {k: float(low.ops.get(k, 0.0)) for k in OPS}
         lops["out_cells"] = lnode.rows * len(lnode.exprs)
         out.split_ops = lops

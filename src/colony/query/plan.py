@@ -181,6 +181,8 @@ def split_plans(plan_bytes: bytes, lower_schema: pa.Schema | None = None) -> tup
     if sp is None:
         return None
     path, sub = sp
+    if _width_of(sub, pj) == 0:
+        return None
     lower = copy.deepcopy(pj)
     lower["relations"][0]["root"] = {"input": sub, "names": [f"c{i}" for i in range(_width_of(sub, pj))]}
     lower_bytes = ss.Plan.from_json(json.dumps(lower)).encode()
@@ -190,9 +192,9 @@ def split_plans(plan_bytes: bytes, lower_schema: pa.Schema | None = None) -> tup
 def _width_of(rel: dict, pj: dict) -> int:
     """Output column count of a read/filter/project subtree."""
     k, b = next(iter(rel.items()))
-    m = b.get("common", {}).get("emit", {}).get("outputMapping")
-    if m is not None:
-        return len(m)
+    common = b.get("common", {})
+    if "emit" in common:
+        return len(common["emit"].get("outputMapping", []))
     if k == "read":
         items = b.get("projection", {}).get("select", {}).get("structItems")
         return len(items) if items is not None else len(b["baseSchema"]["names"])

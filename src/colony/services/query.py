@@ -237,8 +237,12 @@ class QueryService(Service):
             run_bytes = bytes(plan_bytes)
             if dec.placement == "split":
                 cut = qplan.split_plans(bytes(plan_bytes))
-                run_bytes, template = cut
-                out["upper_template"] = template
+                if cut is None:
+                    dec.placement, dec.reason = "down", dec.reason + "; no shippable filter/projection part: down"
+                    out["decision"] = dec.to_dict()
+                else:
+                    run_bytes, template = cut
+                    out["upper_template"] = template
             ctx, act["deser"] = self._context(tabs)
             t0 = time.perf_counter()
             res = qplan.execute(ctx, run_bytes, self.timeout_s, self.max_result_bytes)
