@@ -68,7 +68,7 @@ def measure_run(sql: str, partitions: list[pa.Table], stats: TableStats, threads
     pb = qplan.to_substrait(sql, {"particles": PARTICLE_SCHEMA})
     est = estimate(pb, {"particles": stats})
     ctx = qplan.execution_context(threads)
-    qplan.register(ctx, "particles", [[p] for p in partitions])
+    qplan.register(ctx, "particles", [[p] for p in partitions], max_partitions=threads)
     t0 = time.perf_counter()
     res = qplan.execute(ctx, pb)
     exec_s = time.perf_counter() - t0

@@ -105,13 +105,23 @@ def execution_context(threads: int, memory_limit: int | None = None) -> SessionC
     return SessionContext(cfg, rt)
 
 
-def register(ctx: SessionContext, name: str, partitions: list[list[pa.Table]], schema: pa.Schema | None = None):
-    """Register one table as the union of its partitions (one per object)."""
+def register(ctx: SessionContext, name: str, partitions: list[list[pa.Table]], schema: pa.Schema | None = None,
+             max_partitions: int | None = None):
+    """Register one table as the union of its partitions (one per object).
+
+    ``max_partitions`` (the thread budget) deals objects round-robin into at most that many
+    DataFusion partitions, so a 1-thread device does not scan its objects in parallel.
+    """
     parts = []
     for tables in partitions:
         batches = [b for t in tables for b in t.to_batches()]
         if batches:
             parts.append(batches)
+    if max_partitions and len(parts) > max_partitions:
+        dealt: list[list] = [[] for _ in range(max_partitions)]
+        for i, p in enumerate(parts):
+            dealt[i % max_partitions].extend(p)
+        parts = dealt
     if not parts:
         if schema is None:
             raise UnknownTable(f"table {name!r} has no objects and no schema")

@@ -202,7 +202,8 @@ class QueryService(Service):
         t0 = time.perf_counter()
         for name, (pool, pattern) in tables.items():
             keys = self._keys(pool, pattern)
-            qplan.register(ctx, name, [self.ctx.store.get_tables(pool, k) for k in keys])
+            qplan.register(ctx, name, [self.ctx.store.get_tables(pool, k) for k in keys],
+                           max_partitions=self.ctx.threads)
         return ctx, time.perf_counter() - t0
 
     @endpoint
@@ -276,7 +277,7 @@ class QueryService(Service):
                 ctx = qplan.execution_context(threads, self.memory_limit)
                 for name, tl in parts.items():
                     schema = tl[0][0].schema if tl and tl[0] else None
-                    qplan.register(ctx, name, tl, schema)
+                    qplan.register(ctx, name, tl, schema, max_partitions=threads)
                 t0 = time.perf_counter()
                 res = qplan.execute(ctx, bytes(plan_bytes), self.timeout_s, self.max_result_bytes)
                 exec_s = time.perf_counter() - t0
