@@ -86,12 +86,14 @@ class ForestExec:
                           "value": t.value[:, 0, 0].tolist()})
         return cls(trees=trees)
 
+    def __post_init__(self) -> None:
+        self._arrays = [(np.asarray(t["left"]), np.asarray(t["right"]), np.asarray(t["feature"]),
+                         np.asarray(t["threshold"]), np.asarray(t["value"])) for t in self.trees]
+
     def predict(self, X, threads) -> np.ndarray:
         F = self._feat(np.atleast_2d(X), np.atleast_1d(threads))
         out = np.zeros(len(F))
-        for t in self.trees:
-            left, right = np.asarray(t["left"]), np.asarray(t["right"])
-            feat, thr, val = np.asarray(t["feature"]), np.asarray(t["threshold"]), np.asarray(t["value"])
+        for left, right, feat, thr, val in self._arrays:
             node = np.zeros(len(F), dtype=np.int64)
             while True:
                 leaf = left[node] == -1

@@ -170,6 +170,11 @@ class QueryService(Service):
             return True
 
     @endpoint
+    def set_admission_limit(self, limit: int) -> None:
+        with self._lock:
+            self.admission_limit = max(0, int(limit))
+
+    @endpoint
     def release(self) -> None:
         with self._lock:
             self._admitted = max(0, self._admitted - 1)
@@ -185,8 +190,10 @@ class QueryService(Service):
         st = self._stats(tabs)
         est = estimate(pj, st)
         load = HostLoad(**host_load) if host_load else HostLoad()
-        dec = decide(est, self.models, self.host_models, load, placement,
-                     StormPolicy(**storm) if storm else None, self._rng)
+        pol = StormPolicy(**{k: v for k, v in storm.items() if k in ("mode", "limit", "beta")}) if storm else None
+        with self._lock:                       # one generator, many request threads
+            rng = np.random.Generator(np.random.SFC64(int(self._rng.integers(1 << 62))))
+        dec = decide(est, self.models, self.host_models, load, placement, pol, rng)
         return pj, est, dec, time.process_time() - t0
 
     @endpoint
