@@ -159,8 +159,8 @@ def prediction(threads_dev: int, n_cal: int, n_test: int, max_rows: int, seed: i
 
 
 def case_studies(colony, client_for, rows: int, seed: int) -> dict:
-    load_particles(colony, "nic1", rows, objects=1, seed=seed, pool="particles_nic1")
-    client = client_for("nic1")
+    load_particles(colony, "nic1", rows, objects=1, seed=seed, pool="cq_particles")
+    client = QueryClient(colony, "host", {"particles": TableSpec("particles", "cq_particles", "*")})
     out = {}
     for name, sql in (("CQ1", "select * from particles where x >= 0.7 and y < 0.3 and z <= 0.1"),
                       ("CQ2", "select * from particles where x >= 0.5 and y < 0.55 and z <= 0.67")):
@@ -178,9 +178,8 @@ def case_studies(colony, client_for, rows: int, seed: int) -> dict:
             rec.setdefault("total_ape", {})[pl] = float(ape(rec["predicted"][pl]["total"], best.actual["total"]))
         rec["oracle"] = min(rec["actual"], key=lambda k: rec["actual"][k]["total"])
         out[name] = rec
-    colony.store("nic1").create_pool("particles_nic1")
-    for k in colony.store("nic1").list("particles_nic1"):
-        colony.store("nic1").drop("particles_nic1", k)
+    for k in colony.store("nic1").list("cq_particles"):
+        colony.store("nic1").drop("cq_particles", k)
     return out
 
 
@@ -195,7 +194,7 @@ def mixed(colony, client_for, n_queries: int, seed: int, extra: list[str]) -> di
                 sql = extra[int(rng.integers(len(extra)))]
             else:
                 _, sql = random_query(rng)
-            r = run_one(client_for(dev), sql)
+            r = run_one(client_for(dev), sql, repeats=2)
             r["device"] = dev
             recs.append(r)
             prog.update(task, completed=i + 1)
@@ -255,7 +254,7 @@ def main() -> None:
     a = ap.parse_args()
     q = a.quick
     cfg = {"card_rows": 200_000 if q else 1_000_000, "card_random": 30 if q else 100,
-           "cal_runs": 40 if q else 150, "test_runs": 20 if q else 80, "cal_max_rows": 200_000 if q else 400_000,
+           "cal_runs": 40 if q else 100, "test_runs": 20 if q else 80, "cal_max_rows": 300_000 if q else 1_500_000,
            "cq_rows": 500_000 if q else 6_177_731, "mixed": 40 if q else 200,
            "device_rows": [100_000, 200_000, 400_000, 800_000] if not q else [50_000, 100_000, 150_000, 200_000],
            "storm_per_device": 16, "admission_limit": 2,

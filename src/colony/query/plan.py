@@ -114,7 +114,7 @@ def register(ctx: SessionContext, name: str, partitions: list[list[pa.Table]], s
     """
     parts = []
     for tables in partitions:
-        batches = [b for t in tables for b in t.to_batches()]
+        batches = [b for t in tables for b in t.to_batches(max_chunksize=65_536)]
         if batches:
             parts.append(batches)
     if max_partitions and len(parts) > max_partitions:
