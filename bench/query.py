@@ -202,7 +202,7 @@ def mixed(colony, client_for, n_queries: int, seed: int, extra: list[str]) -> di
 
 
 def storm(colony, client_for, per_device: int, seed: int, admission_limit: int) -> dict:
-    sql = ("select particle_id, power(vx, 2) + power(vy, 2) + power(vz, 2) as e, sqrt(abs(vx * vy)) as g "
+    sql = ("select *, power(vx, 2) + power(vy, 2) + power(vz, 2) as e, sqrt(abs(vx * vy)) as g "
            "from particles where x < 0.97")
     out = {}
     for mode in ("none", "admission", "probabilistic"):
@@ -254,7 +254,7 @@ def main() -> None:
     a = ap.parse_args()
     q = a.quick
     cfg = {"card_rows": 200_000 if q else 1_000_000, "card_random": 30 if q else 100,
-           "cal_runs": 40 if q else 100, "test_runs": 20 if q else 80, "cal_max_rows": 300_000 if q else 1_500_000,
+           "cal_runs": 40 if q else 80, "test_runs": 20 if q else 50, "cal_max_rows": 300_000 if q else 1_000_000,
            "cq_rows": 500_000 if q else 6_177_731, "mixed": 40 if q else 200,
            "device_rows": [100_000, 200_000, 400_000, 800_000] if not q else [50_000, 100_000, 150_000, 200_000],
            "storm_per_device": 16, "admission_limit": 2,

@@ -9,25 +9,78 @@ from typing import Optional
 import typer
 
 
-def _open(rows: int, device: str, seed: int, calib_runs: int):
-    """The emulated in-process colony with `particles` on ``device``, calibrated (models cached)."""
-    from colony.query.client import QueryClient, calibrate_colony
+LINKS_GBPS = {"nic0": 16.0, "nic1": 8.0, "nic2": 4.0, "nic3": 32.0}
+
+
+class RuntimeLinks:
+    """colony.connect's Colony with each SmartNIC's configured link applied to query payloads.
+
+    The runtime paces put/get/inject over a device's link but not generic service calls,
+    so query results and pushed-back objects pay the same link rate here, on the client.
+    """
+
+    def __init__(self, colony, host: str) -> None:
+        from colony.query.link import EmulatedLink
+        self.inner = colony
+        self.host = host
+        self.links = {d.name: EmulatedLink(colony, host, d.link_gbps * 1e9 / 8, 30e-6)
+                      for d in colony.devices if d.link_gbps}
+
+    def devices(self) -> list[str]:
+        return [d.name for d in self.inner.devices]
+
+    def call(self, device, service, method, *args, **kwargs):
+        return (self.links.get(device) or self.inner).call(device, service, method, *args, **kwargs)
+
+
+def _runtime(rows: int, device: str, seed: int):
+    """The embedded default colony (Ray) with the query service on every device and
+    ``particles`` on ``device``."""
+    import tomllib
+    from importlib.resources import files
+
+    import colony as colony_pkg
+    from colony.query.emulated import DEFAULT_MODELS_DIR
+    from colony.data import uniform
+    cfg = tomllib.loads((files("colony.config") / "default.toml").read_text())
+    for d, g in LINKS_GBPS.items():
+        if d in cfg["devices"]:
+            cfg["devices"][d]["link_gbps"] = g
+    cfg["pools"]["particles"] = {"members": [device], "policy": "tft"}
+    cfg["services"] = {"query": {"devices": "all", "options": {"models_dir": DEFAULT_MODELS_DIR + "-runtime"}}}
+    c = colony_pkg.connect(cfg, temp_dir="/tmp/ray-colony-query")
+    host = next(d.name for d in c.devices if d.role == "host")
+    t = uniform(rows, seed=seed)
+    k = 4
+    for i in range(k):
+        c.put("particles", f"part-{i:05d}", t.slice(i * rows // k, (i + 1) * rows // k - i * rows // k))
+    return RuntimeLinks(c, host), host, c.shutdown
+
+
+def _local(rows: int, device: str, seed: int):
     from colony.query.emulated import DEFAULT_MODELS_DIR, emulated_colony, load_particles
-    from colony.query.plan import TableSpec
     colony = emulated_colony(query_options={"models_dir": DEFAULT_MODELS_DIR})
     load_particles(colony, device, rows, objects=4, seed=seed)
+    return colony, "host", lambda: None
+
+
+def _open(rows: int, device: str, seed: int, calib_runs: int, local: bool):
+    """A colony with `particles` on ``device`` and calibrated query models (cached per device)."""
+    from colony.query.client import QueryClient, calibrate_colony
+    from colony.query.plan import TableSpec
+    colony, host, close = (_local if local else _runtime)(rows, device, seed)
     have = all(colony.call(d, "query", "health")["calibrated"] for d in colony.devices())
     if not have:
         from rich.console import Console
         Console(stderr=True).print("[dim]calibrating cost models on every device (cached afterwards)...[/]")
-        calibrate_colony(colony, "host", n_runs=calib_runs, max_rows=300_000)
+        calibrate_colony(colony, host, n_runs=calib_runs, max_rows=1_000_000)
     else:
-        host = colony.call("host", "query", "models_json")
+        hm = colony.call(host, "query", "models_json")
         for d in colony.devices():
-            if d != "host":
-                colony.call(d, "query", "set_host_models", host)
-    client = QueryClient(colony, "host", {"particles": TableSpec("particles", "particles", "*")})
-    return colony, client
+            if d != host:
+                colony.call(d, "query", "set_host_models", hm)
+    client = QueryClient(colony, host, {"particles": TableSpec("particles", "particles", "*")})
+    return colony, client, close
 
 
 def _table(title, cols, rows):
@@ -48,13 +101,17 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                   as_json: bool = typer.Option(False, "--json", help="print JSON"),
                   rows: int = typer.Option(1_000_000, help="rows of emulated particles on the device"),
                   device: str = typer.Option("nic0"), seed: int = typer.Option(0),
-                  limit: int = typer.Option(10, help="result rows to print")):
+                  limit: int = typer.Option(10, help="result rows to print"),
+                  local: bool = typer.Option(False, "--local", help="in-process emulated colony instead of Ray")):
         """Run SQL in transit: pushed down to the SmartNIC, back to the host, or split."""
         from rich.console import Console
         if placement not in ("auto", "down", "back", "split"):
             raise typer.BadParameter("placement must be auto, down, back or split")
-        _, client = _open(rows, device, seed, 100)
-        r = client.query(sql, placement, explain=explain)
+        _, client, close = _open(rows, device, seed, 100, local)
+        try:
+            r = client.query(sql, placement, explain=explain)
+        finally:
+            close()
         out = r.to_dict()
         if as_json:
             if r.table is not None:
@@ -82,7 +139,8 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
     def bench_query(queries: str = typer.Option(..., "--queries", help="file: one SQL statement per line"),
                     rows: int = typer.Option(1_000_000, "--rows"), json_out: Optional[str] = typer.Option(None, "--json"),
                     device: str = typer.Option("nic0"), seed: int = typer.Option(0),
-                    repeats: int = typer.Option(1, help="runs per placement (min is kept)")):
+                    repeats: int = typer.Option(1, help="runs per placement (min is kept)"),
+                    local: bool = typer.Option(False, "--local", help="in-process emulated colony instead of Ray")):
         """Every query of FILE under every placement: estimated/actual rows, predicted/actual time,
         decision, oracle and regret."""
         from rich.console import Console
@@ -92,11 +150,14 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         qs = read_queries(queries)
         if not qs:
             raise typer.BadParameter(f"{queries} holds no SQL statements")
-        colony, client = _open(rows, device, seed, 100)
+        colony, client, close = _open(rows, device, seed, 100, local)
         t0 = time.time()
-        with Progress(transient=True) as prog:
-            task = prog.add_task("queries", total=len(qs))
-            recs = run_file(client, qs, repeats, lambda i, n: prog.update(task, completed=i))
+        try:
+            with Progress(transient=True) as prog:
+                task = prog.add_task("queries", total=len(qs))
+                recs = run_file(client, qs, repeats, lambda i, n: prog.update(task, completed=i))
+        finally:
+            close()
         summ = summarize(recs)
         con = Console()
         tab = []
@@ -115,5 +176,6 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
             from colony.query.bench_util import machine
             with open(json_out, "w") as f:
                 json.dump({"summary": summ, "machine": machine(), "rows": rows, "queries_file": queries,
-                           "wall_s": time.time() - t0, "colony": "emulated in-process (LocalColony + EmulatedLink)",
+                           "wall_s": time.time() - t0, "colony": "emulated in-process (LocalColony + EmulatedLink)" if local else
+                           "colony.connect embedded default (Ray), SmartNIC links paced",
                            "records": recs}, f, indent=1, default=str)

@@ -1,7 +1,7 @@
 """Calibration: timed runs of templated queries on random tables, on the device itself.
 
-Templates T1-T10 are the seeds' (thesis Table 5.5) plus T11-T14 (aggregates, group-by,
-sort/limit) so models also see the operators that make split placements differ. Each
+Templates T1-T10 are the seeds' (thesis Table 5.5) plus T11-T16 (aggregates, group-by,
+sort/limit, wide results) so models also see the operators that make split placements differ. Each
 run draws a table size, a seed, constants and a thread count within the device's budget,
 then records the estimated operation vector with the measured execution time, the result
 serialization time and bytes. Nothing here reads emulation settings: what a device is
@@ -39,6 +39,9 @@ TEMPLATES = {
     "T12": "select * from particles where x < {p} order by vx limit {n}",
     "T13": "select count(id), min(x), max(x), sum(vz) from particles where abs(vx) < {va}",
     "T14": "select round(x, 2) as r, count(*) from particles where vz > {v} group by r",
+    "T15": ("select *, power(vx, 2) + power(vy, 2) + power(vz, 2) as e, sqrt(abs(vx * vy)) as g "
+            "from particles where x < {p}"),
+    "T16": "select * from particles where y >= {p}",
 }
 
 
