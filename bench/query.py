@@ -261,38 +261,57 @@ def main() -> None:
            "links_Bps": [2e9, 1e9, 500e6, 4e9], "host_threads": 2, "nic_threads": 1}
     t_all = time.time()
     result = {"config": cfg, "machine": machine()}
-    con.print("[bold]cardinality[/]")
-    result["cardinality"] = card = cardinality(cfg["card_rows"], cfg["card_random"], a.seed)
+
+    def save():
+        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+        with open(a.out, "w") as f:
+            json.dump(result, f, indent=1, default=str)
+
+    def section(name, fn):
+        con.print(f"[bold]{name}[/]")
+        t0 = time.time()
+        try:
+            result[name] = fn()
+        except Exception as e:  # noqa: BLE001 - keep the other sections
+            import traceback
+            result[name] = {"error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()[-2000:]}
+        result.setdefault("section_wall_s", {})[name] = time.time() - t0
+        save()
+        return result[name]
+    card = section("cardinality", lambda: cardinality(cfg["card_rows"], cfg["card_random"], a.seed))
     con.print({k: v for k, v in card.items() if k not in ("q1_q8", "random")})
 
     colony = emulated_colony(4, cfg["host_threads"], cfg["nic_threads"], cfg["links_Bps"])
     for i, n in enumerate(cfg["device_rows"]):
         load_particles(colony, f"nic{i}", n, objects=4, seed=a.seed + i, pool=f"particles_nic{i}")
-    con.print("[bold]calibrating every device through the colony[/]")
-    t0 = time.time()
-    models = calibrate_colony(colony, "host", n_runs=cfg["cal_runs"], max_rows=cfg["cal_max_rows"], seed=a.seed)
-    result["calibration"] = {"wall_s": time.time() - t0,
-                             "reports": {d: m["report"] for d, m in models.items()}}
+    section("calibration", lambda: {d: m["report"] for d, m in calibrate_colony(
+        colony, "host", n_runs=cfg["cal_runs"], max_rows=cfg["cal_max_rows"], seed=a.seed).items()})
 
     def client_for(dev, storm=None):
         return QueryClient(colony, "host", {"particles": TableSpec("particles", f"particles_{dev}", "*")}, storm)
 
-    con.print("[bold]prediction error on held-out queries[/]")
-    result["prediction"] = pred = prediction(cfg["nic_threads"], cfg["cal_runs"], cfg["test_runs"],
-                                             cfg["cal_max_rows"], a.seed + 1, colony)
+    pred = section("prediction", lambda: prediction(cfg["nic_threads"], cfg["cal_runs"], cfg["test_runs"],
+                                                    cfg["cal_max_rows"], a.seed + 1, colony))
     con.print(pred)
-    con.print("[bold]case studies CQ1/CQ2[/]")
-    result["case_studies"] = cs = case_studies(colony, client_for, cfg["cq_rows"], a.seed)
+    cs = section("case_studies", lambda: case_studies(colony, client_for, cfg["cq_rows"], a.seed))
     for k, v in cs.items():
-        con.print(k, v["decision"], v["oracle"], {p: round(v["actual"][p]["total"], 4) for p in v["actual"]},
-                  {p: round(v["predicted"][p]["total"], 4) for p in v["predicted"]})
-    con.print("[bold]mixed workload[/]")
+        if isinstance(v, dict) and "actual" in v:
+            con.print(k, v["decision"], v["oracle"], {p: round(v["actual"][p]["total"], 4) for p in v["actual"]},
+                      {p: round(v["predicted"][p]["total"], 4) for p in v["predicted"]})
     extra = read_queries(str(ROOT / "bench/queries/corpus.sql"))
-    result["mixed"] = mx = mixed(colony, client_for, cfg["mixed"], a.seed, extra)
-    con.print(mx["summary"])
-    con.print("[bold]push-back storm[/]")
-    result["storm"] = st = storm(colony, client_for, cfg["storm_per_device"], a.seed, cfg["admission_limit"])
+    mx = section("mixed", lambda: mixed(colony, client_for, cfg["mixed"], a.seed, extra))
+    con.print(mx.get("summary", mx))
+    st = section("storm", lambda: storm(colony, client_for, cfg["storm_per_device"], a.seed, cfg["admission_limit"]))
     con.print(st)
+    try:
+        summary(result, card, pred, mx, st, q, t_all)
+    except Exception as e:  # noqa: BLE001
+        result["summary"] = {"error": f"a section failed, see its entry: {type(e).__name__}: {e}"}
+    save()
+    con.print(result["summary"])
+
+
+def summary(result, card, pred, mx, st, q, t_all):
     kept = pred["smartnic"]["kept_on_held_out"]
     s = mx["summary"]
     result["summary"] = {
@@ -319,10 +338,6 @@ def main() -> None:
         "wall_s": time.time() - t_all, "quick": q,
         "colony": "emulated in-process: LocalColony host (2 threads) + 4 SmartNICs (1 thread) behind EmulatedLink",
     }
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    with open(a.out, "w") as f:
-        json.dump(result, f, indent=1, default=str)
-    con.print(result["summary"])
 
 
 if __name__ == "__main__":
