@@ -150,3 +150,23 @@ def test_models_persist_per_device(tmp_path):
     lc2 = LocalColony({"nic0": {"role": "smartnic", "threads": 1, "workdir": str(tmp_path),
                                 "services": {"query": {}}}})
     assert lc2.call("nic0", "query", "health")["calibrated"]
+
+
+def test_table_spread_over_devices_is_combined_on_the_host():
+    from colony.query.emulated import emulated_colony
+    from colony.query.plan import TableSpec
+    c = emulated_colony(n_nics=2)
+    t = uniform(30_000, seed=4)
+    for i, dev in enumerate(("nic0", "nic1")):
+        c.store(dev).put("particles", f"p{i}", t.slice(i * 15_000, 15_000))
+    calibrate_colony(c, "host", n_runs=10, max_rows=30_000)
+    client = QueryClient(c, "host", {"particles": TableSpec("particles", "particles")})
+    for sql in ("select * from particles where x < 0.2",
+                "select particle_id & 7 as g, count(*) as n, max(vx) as m from particles where y < 0.5 group by g",
+                "select count(*) from particles",
+                "select * from particles where x < 0.5 order by vx limit 7"):
+        ref = _canon(qplan.run_sql_locally(sql, {"particles": [t]}))
+        for pl in ("auto", "down", "back"):
+            r = client.query(sql, pl)
+            assert _canon(r.table).equals(ref), (sql, pl)
+            assert set(r.decision["per_device"]) == {"nic0", "nic1"}

@@ -74,6 +74,12 @@ class QueryClient:
         return self._where
 
     def plan(self, sql: str) -> tuple[bytes, str]:
+        plan_bytes, devs = self.plan_multi(sql)
+        if len(devs) != 1:
+            raise QueryError(f"query spans devices {devs}; use query(), which combines them on the host")
+        return plan_bytes, devs[0]
+
+    def plan_multi(self, sql: str) -> tuple[bytes, list[str]]:
         loc = self.locate()
         plan_bytes = qplan.to_substrait(sql, loc["schemas"] or {})
         from colony.query.estimate import plan_json
@@ -83,14 +89,14 @@ class QueryClient:
         missing = [t for t in used if not loc["devices"].get(t)]
         if missing:
             raise UnknownTable(f"no device holds objects for table(s) {missing}; load data first")
-        if len(devs) != 1:
-            raise QueryError(f"tables {used} span devices {devs}; this version runs a query on the one device "
-                             "that holds all its objects (put the table's objects on one device)")
-        return plan_bytes, devs[0]
+        return plan_bytes, devs
 
     def query(self, sql: str, placement: str = "auto", explain: bool = False) -> QueryResult:
         t_start = time.perf_counter()
-        plan_bytes, dev = self.plan(sql)
+        plan_bytes, devs = self.plan_multi(sql)
+        if len(devs) > 1:
+            return self._query_multi(sql, plan_bytes, devs, placement, explain, t_start)
+        dev = devs[0]
         load = self.colony.call(self.host, "query", "load")
         tables = {n: list(s) for n, s in self._specs().items()}
         storm = dict(self.storm, host=self.host) if self.storm else None
@@ -117,6 +123,77 @@ class QueryClient:
         act["total"] = time.perf_counter() - t_start
         return QueryResult(table, pl, r["decision"], act, dev, sql, r["est_rows"],
                            extra={"estimate_cpu_s": r["estimate_cpu_s"]})
+
+
+    def _query_multi(self, sql, plan_bytes, devs, placement, explain, t_start) -> QueryResult:
+        """A table spread over several devices: each device runs (or hands back) the
+        filter/projection part over its own objects; the host combines.
+
+        - all-filter/projection plan: each device decides down/back for the whole plan and
+          the results concatenate;
+        - plan with a cut point: each device decides for the lower part, the host runs the
+          upper part over the union of the lower results;
+        - anything else (e.g. a union of tables at the top): every device hands back and the
+          host runs the whole plan over the union of the objects.
+        """
+        from colony.query.estimate import is_pure, plan_json
+        pj = plan_json(plan_bytes)
+        root = pj["relations"][0]["root"]["input"]
+        tables = {n: list(s) for n, s in self._specs().items()}
+        load = self.colony.call(self.host, "query", "load")
+        storm = dict(self.storm, host=self.host) if self.storm else None
+        if is_pure(root):
+            lower, template = plan_bytes, None
+        else:
+            cut = qplan.split_plans(plan_bytes)
+            lower, template = cut if cut else (None, None)
+        per_dev = "back" if lower is None else ("down" if placement in ("down", "split") else placement)
+        if explain:
+            decs = {d: self.colony.call(d, "query", "explain", lower or plan_bytes, tables, per_dev, load, storm)
+                    for d in devs}
+            first = next(iter(decs.values()))["decision"]
+            return QueryResult(None, "multi", {**first, "per_device": {d: v["decision"] for d, v in decs.items()},
+                                               "reason": "table spans devices " + ", ".join(devs)},
+                               {}, ",".join(devs), sql, sum(v["decision"]["estimate"]["rows"] for v in decs.values()),
+                               True)
+        pieces, raw, decisions, act = [], {}, {}, {"per_device": {}}
+        for d in devs:
+            t0 = time.perf_counter()
+            r = self.colony.call(d, "query", "execute", lower or plan_bytes, tables, per_dev, load, storm)
+            a = dict(r["actual"], call_s=time.perf_counter() - t0)
+            act["per_device"][d] = a
+            decisions[d] = r["decision"]
+            if r["decision"]["placement"] == "back":
+                for name, bufs in r["objects"].items():
+                    raw.setdefault(name, []).extend(bufs)
+            else:
+                pieces.append(r["result"])
+        if raw:
+            if lower is None:                      # host runs everything over all objects
+                h = self.colony.call(self.host, "query", "run_pushed", plan_bytes, raw)
+                table = h["result"]
+                act["exec_host"] = h["exec_host"]
+                pieces = []
+            else:
+                h = self.colony.call(self.host, "query", "run_pushed", lower, raw)
+                pieces.append(codec.pack([h["result"]]))
+                act["exec_host_lower"] = h["exec_host"]
+        if lower is not None:
+            tabs = [codec.unpack(b, verify=False)[0] for b in pieces]
+            if template is None:
+                table = pa.concat_tables(tabs) if tabs else None
+            else:
+                up = qplan.upper_plan(template, tabs[0].schema)
+                h = self.colony.call(self.host, "query", "run_pushed", up, {qplan.SPLIT_TABLE: pieces})
+                table = h["result"]
+                act["exec_host"] = h["exec_host"]
+        act["total"] = time.perf_counter() - t_start
+        placements = sorted({v["placement"] for v in decisions.values()})
+        dec = {"placement": "multi", "reason": f"table spans {len(devs)} devices; per device: "
+               + ", ".join(f"{d}={v['placement']}" for d, v in decisions.items()),
+               "predicted": {}, "per_device": decisions, "estimate": {"supported": True}}
+        return QueryResult(table, "+".join(placements), dec, act, ",".join(devs), sql,
+                           sum(v["estimate"]["rows"] for v in decisions.values()))
 
 
 def _tables_in(pj: dict) -> list[str]:

@@ -482,8 +482,10 @@ class Estimator:
         if st is None:
             raise Unsupported(f"no statistics for table {table!r}")
         cols = b["baseSchema"]["names"]
-        items = b.get("projection", {}).get("select", {}).get("structItems")
-        idx = [i.get("field", 0) for i in items] if items is not None else list(range(len(cols)))
+        if "projection" in b:          # proto3 JSON omits an empty item list
+            idx = [i.get("field", 0) for i in b["projection"].get("select", {}).get("structItems", [])]
+        else:
+            idx = list(range(len(cols)))
         base = Node(rows=float(st.rows), exprs=[("col", table, cols[i]) for i in idx],
                     base_rows=float(st.rows), table=table)
         self.ops["scan"] += st.rows * len(idx)
@@ -608,6 +610,16 @@ def _fn_names(pj: dict) -> dict[int, str]:
 
 def _width(exprs: list, stats: dict) -> float:
     return float(sum(8 for _ in exprs))  # particle schema and aggregates: 8-byte values
+
+
+def is_pure(rel: dict) -> bool:
+    """Only read/filter/project: per-partition results simply concatenate."""
+    k, b = next(iter(rel.items()))
+    if k == "read":
+        return True
+    if k in ("filter", "project"):
+        return is_pure(b["input"])
+    return False
 
 
 def split_point(rel: dict) -> tuple[list, dict] | None:

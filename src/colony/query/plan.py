@@ -206,8 +206,9 @@ def _width_of(rel: dict, pj: dict) -> int:
     if "emit" in common:
         return len(common["emit"].get("outputMapping", []))
     if k == "read":
-        items = b.get("projection", {}).get("select", {}).get("structItems")
-        return len(items) if items is not None else len(b["baseSchema"]["names"])
+        if "projection" in b:          # proto3 JSON omits an empty item list
+            return len(b["projection"].get("select", {}).get("structItems", []))
+        return len(b["baseSchema"]["names"])
     if k == "filter":
         return _width_of(b["input"], pj)
     if k == "project":
