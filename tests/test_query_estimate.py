@@ -141,3 +141,15 @@ def test_estimator_is_deterministic(data):
     _, _, st = data
     sql = "select * from particles where power(vx, 2) + power(vy, 2) <= 2000"
     assert _est(sql, st).rows == _est(sql, st).rows
+
+
+@pytest.mark.parametrize("sql", [
+    "select cast(x * 10 as int) as b, count(*) from particles group by b",
+    "select round(vx / 7, 0) as b, count(*) from particles group by b",
+    "select floor(z * 33) as b, max(x) from particles where y < 0.5 group by b",
+])
+def test_discretizing_group_keys(data, sql):
+    t, _, st = data
+    e = _est(sql, st)
+    a = _actual(sql, t)
+    assert abs(e.rows - a) <= max(1, 0.1 * a), (e.rows, a)

@@ -222,7 +222,7 @@ def _numpy_eval(e, cols: dict):
            "and": np.logical_and, "or": np.logical_or, "modulus": np.mod}
     one = {"sqrt": np.sqrt, "abs": np.abs, "negate": np.negative, "not": np.logical_not, "exp": np.exp,
            "ln": np.log, "log10": np.log10, "log2": np.log2, "cbrt": np.cbrt, "floor": np.floor,
-           "ceil": np.ceil, "cast": lambda v: v}
+           "ceil": np.ceil, "cast": lambda v: v, "cast_int": np.trunc}
     with np.errstate(all="ignore"):
         if name in ops and len(args) >= 2:
             out = args[0]
@@ -314,7 +314,9 @@ class Estimator:
                 pass
             return ("fn", name, args)
         if "cast" in j:
-            return ("fn", "cast", [self._expr(j["cast"]["input"], inp)])
+            to = next(iter(j["cast"].get("type", {}) or {"?": 0}))
+            name = "cast_int" if to in ("i8", "i16", "i32", "i64") else "cast"
+            return ("fn", name, [self._expr(j["cast"]["input"], inp)])
         if "ifThen" in j or "singularOrList" in j or "switchExpression" in j:
             kids = []
             def walk(o):
@@ -449,13 +451,19 @@ class Estimator:
             name, args = e[1], e[2]
             if name == "bitwise_and" and len(args) == 2 and _lit(args[1]) is not None:
                 d = min(d, 2.0 ** bin(int(_lit(args[1]))).count("1"))
-            elif name == "round" and cs.kll is not None:
-                digits = int(_lit(args[1])) if len(args) > 1 and _lit(args[1]) is not None else 0
-                d = min(d, (cs.hi - cs.lo) * 10 ** digits + 1)
-            elif name in ("floor", "ceil", "cast", "trunc") and cs.kll is not None:
-                d = min(d, cs.hi - cs.lo + 1)
             elif name == "modulus" and len(args) == 2 and _lit(args[1]) is not None:
                 d = min(d, abs(float(_lit(args[1]))))
+            elif cs.kll is not None:
+                # a discretizing key (round, floor, cast to int of a linear function...): count
+                # the distinct values it takes on a dense grid over the column's range
+                grid = np.linspace(cs.lo, cs.hi, 200_001)
+                try:
+                    vals = np.asarray(_numpy_eval(e, {col: grid}), dtype=np.float64)
+                    k = len(np.unique(vals[np.isfinite(vals)]))
+                    if k < 100_000:
+                        d = min(d, float(k))
+                except (Unsupported, TypeError, ValueError):
+                    pass
         return max(1.0, d)
 
     # -- relations --------------------------------------------------------------
@@ -613,12 +621,17 @@ def _width(exprs: list, stats: dict) -> float:
     return float(sum(8 for _ in exprs))  # particle schema and aggregates: 8-byte values
 
 
+def _rowwise(b: dict) -> bool:
+    """A project whose expressions look at one row at a time (no window functions)."""
+    return "windowFunction" not in json.dumps(b.get("expressions", []))
+
+
 def is_pure(rel: dict) -> bool:
-    """Only read/filter/project: per-partition results simply concatenate."""
+    """Only read/filter/row-wise project: per-partition results simply concatenate."""
     k, b = next(iter(rel.items()))
     if k == "read":
         return True
-    if k in ("filter", "project"):
+    if k == "filter" or (k == "project" and _rowwise(b)):
         return is_pure(b["input"])
     return False
 
@@ -629,13 +642,7 @@ def split_point(rel: dict) -> tuple[list, dict] | None:
     Returns (path of keys from the root input to the subtree, subtree) or None when the plan
     has nothing above such a subtree (then split is the same as push-down).
     """
-    def pure(r):
-        k, b = next(iter(r.items()))
-        if k == "read":
-            return True
-        if k in ("filter", "project"):
-            return pure(b["input"])
-        return False
+    pure = is_pure
     path: list = []
     cur = rel
     while True:

@@ -36,6 +36,12 @@ def run_one(client: QueryClient, sql: str, repeats: int = 1) -> dict:
                    supported=ex.decision["estimate"]["supported"], estimate_cpu_s=ex.extra.get("estimate_cpu_s"),
                    predicted={k: v["total"] for k, v in ex.decision["predicted"].items()},
                    predicted_terms=ex.decision["predicted"])
+        if not rec["predicted"]:               # nothing to place (reads no table)
+            r = client.query(sql, "auto")
+            rec.update(actual={"down": r.actual["total"]}, rows=r.table.num_rows, auto_placement=r.placement,
+                       auto_actual=r.actual["total"], oracle="down", oracle_s=r.actual["total"], regret=0.0,
+                       card_err=abs(rec["est_rows"] - r.table.num_rows) / max(r.table.num_rows, 1))
+            return rec
         actual, terms, rows = {}, {}, None
         for pl in PLACEMENTS:
             if pl == "split" and "split" not in rec["predicted"]:
