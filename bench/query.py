@@ -205,10 +205,12 @@ def storm(colony, client_for, per_device: int, seed: int, admission_limit: int) 
     sql = ("select *, power(vx, 2) + power(vy, 2) + power(vz, 2) as e, sqrt(abs(vx * vy)) as g "
            "from particles where x < 0.97")
     out = {}
-    for mode in ("none", "admission", "probabilistic"):
+    # none: the naive engine (no load report, no control); load: the load report's wait term
+    # only; admission / probabilistic: the two storm controls (with the load report)
+    for mode in ("none", "load", "admission", "probabilistic"):
         colony.call("host", "query", "set_admission_limit", admission_limit)
-        clients = {f"nic{d}": client_for(f"nic{d}", storm={"mode": mode, "limit": admission_limit, "beta": 0.5})
-                   for d in range(4)}
+        pol = None if mode in ("none", "load") else {"mode": mode, "limit": admission_limit, "beta": 0.5}
+        clients = {f"nic{d}": client_for(f"nic{d}", storm=pol, send_load=(mode != "none")) for d in range(4)}
         rng = np.random.Generator(np.random.SFC64(seed))
         jobs = [(f"nic{d}", float(rng.uniform(0, 0.3))) for d in range(4) for _ in range(per_device)]
         lat, placements = [], []
@@ -230,19 +232,20 @@ def storm(colony, client_for, per_device: int, seed: int, admission_limit: int) 
         out[mode] = {"queries": len(jobs), "p50_s": float(np.median(lat)), "p99_s": pct(lat, 99),
                      "mean_s": float(np.mean(lat)), "makespan_s": wall,
                      "pushed_back": sum(p != "down" for p in placements)}
-    # reference: everything kept on the devices
-    lat = []
+    # references: everything kept on the devices / everything pushed back
     clients = {f"nic{d}": client_for(f"nic{d}") for d in range(4)}
+    for pl in ("down", "back"):
+        lat = []
 
-    def down(dev):
+        def run(dev, pl=pl, lat=lat):
+            t0 = time.perf_counter()
+            clients[dev].query(sql, pl)
+            lat.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        clients[dev].query(sql, "down")
-        lat.append(time.perf_counter() - t0)
-    t0 = time.perf_counter()
-    with ThreadPoolExecutor(4 * per_device) as ex:
-        list(ex.map(down, [f"nic{d}" for d in range(4) for _ in range(per_device)]))
-    out["always_down"] = {"queries": 4 * per_device, "p50_s": float(np.median(lat)), "p99_s": pct(lat, 99),
-                          "mean_s": float(np.mean(lat)), "makespan_s": time.perf_counter() - t0}
+        with ThreadPoolExecutor(4 * per_device) as ex:
+            list(ex.map(run, [f"nic{d}" for d in range(4) for _ in range(per_device)]))
+        out["always_" + pl] = {"queries": 4 * per_device, "p50_s": float(np.median(lat)), "p99_s": pct(lat, 99),
+                               "mean_s": float(np.mean(lat)), "makespan_s": time.perf_counter() - t0}
     return out
 
 
@@ -260,7 +263,10 @@ def main() -> None:
            "storm_per_device": 16, "admission_limit": 2,
            "links_Bps": [2e9, 1e9, 500e6, 4e9], "host_threads": 2, "nic_threads": 1}
     t_all = time.time()
-    result = {"config": cfg, "machine": machine()}
+    import subprocess
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    result = {"config": cfg, "machine": machine(), "commit": commit}
 
     def save():
         Path(a.out).parent.mkdir(parents=True, exist_ok=True)
@@ -287,8 +293,9 @@ def main() -> None:
     section("calibration", lambda: {d: m["report"] for d, m in calibrate_colony(
         colony, "host", n_runs=cfg["cal_runs"], max_rows=cfg["cal_max_rows"], seed=a.seed).items()})
 
-    def client_for(dev, storm=None):
-        return QueryClient(colony, "host", {"particles": TableSpec("particles", f"particles_{dev}", "*")}, storm)
+    def client_for(dev, storm=None, send_load=True):
+        return QueryClient(colony, "host", {"particles": TableSpec("particles", f"particles_{dev}", "*")}, storm,
+                           send_load)
 
     pred = section("prediction", lambda: prediction(cfg["nic_threads"], cfg["cal_runs"], cfg["test_runs"],
                                                     cfg["cal_max_rows"], a.seed + 1, colony))
@@ -330,7 +337,8 @@ def summary(result, card, pred, mx, st, q, t_all):
         "cardinality_random_err_median": card["random_err_median"],
         "cardinality_random_err_p90": card["random_err_p90"],
         "estimation_cost_pct_median": card["cost_pct_median"],
-        "storm_p99_none_s": st["none"]["p99_s"], "storm_p99_admission_s": st["admission"]["p99_s"],
+        "storm_p99_none_s": st["none"]["p99_s"], "storm_p99_load_aware_s": st["load"]["p99_s"],
+        "storm_p99_admission_s": st["admission"]["p99_s"], "storm_p99_always_back_s": st["always_back"]["p99_s"],
         "storm_p99_probabilistic_s": st["probabilistic"]["p99_s"], "storm_p99_always_down_s": st["always_down"]["p99_s"],
         "targets": {"auto_over_oracle<=1.10": s["auto_over_oracle"] <= 1.10,
                     "auto_over_best_static<=0.85": s["auto_over_best_static"] <= 0.85,

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from colony import codec
-from colony.cost.models import DeviceModels, LinearModel, fit_exec
+from colony.cost.models import DeviceModels, LinearModel, fit_exec_both
 from colony.data import PARTICLE_SCHEMA, uniform
 from colony.query import plan as qplan
 from colony.query.estimate import estimate
@@ -118,7 +118,7 @@ def calibrate(device: str, threads: int, n_runs: int = 120, min_rows: int = 20_0
 
 
 def fit(device: str, threads: int, runs: list[dict], seed: int = 0) -> DeviceModels:
-    exec_model, report = fit_exec(runs, seed=seed)
+    exec_model, linear, report, rows_max = fit_exec_both(runs, seed=seed)
     sizes = np.array([r["rows"] * r["width"] for r in runs])
     nbytes = np.array([r["bytes"] for r in runs], float)
     ser = np.array([r["ser_s"] for r in runs], float)
@@ -139,7 +139,7 @@ def fit(device: str, threads: int, runs: list[dict], seed: int = 0) -> DeviceMod
     deser = (time.perf_counter() - t0) / 20
     return DeviceModels(device=device, threads=threads, exec=exec_model,
                         ser_time=LinearModel.fit(nbytes, ser), ser_bytes=LinearModel.fit(sizes, nbytes),
-                        deser_s=deser, report=report)
+                        deser_s=deser, report=report, exec_linear=linear, rows_max=rows_max)
 
 
 def calibrate_link(fetch: Callable[[int], float], sizes=None, seed: int = 0) -> tuple[LinearModel, dict]:

@@ -149,10 +149,18 @@ class DeviceModels:
     deser_s: float                            # zero-copy decode of a stored object (constant)
     link: LinearModel | None = None           # transfer seconds from bytes, device -> host
     report: dict = field(default_factory=dict)   # held-out errors of every learner tried
+    exec_linear: NNLSExec | None = None       # the analytic model, used beyond the calibrated sizes
+    rows_max: float = 0.0                     # largest input calibrated
 
     def predict_exec(self, ops: dict, threads: int | None = None) -> float:
+        """Kept learner inside the calibrated sizes; a forest cannot extrapolate, so larger
+        inputs than calibration saw are priced by the linear (NNLS) model."""
         t = np.array([threads or self.threads], float)
-        return float(max(self.exec.predict(_x(ops)[None, :], t)[0], 0.0))
+        m = self.exec
+        if (self.exec_linear is not None and isinstance(m, ForestExec) and self.rows_max
+                and ops.get("rows", 0.0) > 1.2 * self.rows_max):
+            m = self.exec_linear
+        return float(max(m.predict(_x(ops)[None, :], t)[0], 0.0))
 
     def predict_bytes(self, rows: float, width: float) -> float:
         return float(max(self.ser_bytes.predict(rows * width), 0.0))
@@ -167,14 +175,16 @@ class DeviceModels:
         return {"device": self.device, "threads": self.threads, "exec": self.exec.to_json(),
                 "ser_time": self.ser_time.to_json(), "ser_bytes": self.ser_bytes.to_json(),
                 "deser_s": self.deser_s, "link": self.link.to_json() if self.link else None,
-                "report": self.report}
+                "report": self.report, "rows_max": self.rows_max,
+                "exec_linear": self.exec_linear.to_json() if self.exec_linear else None}
 
     @classmethod
     def from_json(cls, d: dict) -> "DeviceModels":
         return cls(device=d["device"], threads=d["threads"], exec=exec_from_json(d["exec"]),
                    ser_time=LinearModel(**d["ser_time"]), ser_bytes=LinearModel(**d["ser_bytes"]),
                    deser_s=d["deser_s"], link=LinearModel(**d["link"]) if d.get("link") else None,
-                   report=d.get("report", {}))
+                   report=d.get("report", {}), rows_max=d.get("rows_max", 0.0),
+                   exec_linear=exec_from_json(d["exec_linear"]) if d.get("exec_linear") else None)
 
     def save(self, path) -> None:
         with open(path, "w") as f:
@@ -209,3 +219,13 @@ def fit_exec(runs: list[dict], holdout: float = 0.25, seed: int = 0) -> tuple[ob
     # refit the kept learner on all runs
     final = NNLSExec.fit(X, T, y) if kept == "nnls" else ForestExec.fit(X, T, y, seed)
     return final, report
+
+
+def fit_exec_both(runs: list[dict], seed: int = 0):
+    """(kept learner, NNLS learner on all runs, report, largest calibrated input rows)."""
+    final, report = fit_exec(runs, seed=seed)
+    X = np.stack([_x(r["ops"]) for r in runs])
+    T = np.array([r["threads"] for r in runs], float)
+    y = np.array([r["exec_s"] for r in runs], float)
+    linear = final if isinstance(final, NNLSExec) else NNLSExec.fit(X, T, y)
+    return final, linear, report, float(max(r["ops"].get("rows", 0.0) for r in runs))

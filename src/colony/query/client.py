@@ -46,7 +46,11 @@ class QueryResult:
 class QueryClient:
     """Runs SQL over tables bound to pool/key patterns in a colony."""
 
-    def __init__(self, colony, host: str, tables: dict[str, TableSpec] | None = None, storm: dict | None = None):
+    def __init__(self, colony, host: str, tables: dict[str, TableSpec] | None = None, storm: dict | None = None,
+                 send_load: bool = True):
+        """``send_load=False`` leaves the host's load report out of requests (the naive engine,
+        for measuring push-back storms)."""
+        self.send_load = send_load
         self.colony = colony
         self.host = host
         self.tables = tables or {"particles": TableSpec("particles", "particles", "*")}
@@ -103,7 +107,7 @@ class QueryClient:
         if len(devs) > 1:
             return self._query_multi(sql, plan_bytes, devs, placement, explain, t_start)
         dev = devs[0]
-        load = self.colony.call(self.host, "query", "load")
+        load = self.colony.call(self.host, "query", "load") if self.send_load else None
         tables = {n: list(s) for n, s in self._specs().items()}
         storm = dict(self.storm, host=self.host) if self.storm else None
         if explain:
