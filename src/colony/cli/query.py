@@ -64,13 +64,13 @@ def _local(rows: int, device: str, seed: int):
     return colony, "host", lambda: None
 
 
-def _open(rows: int, device: str, seed: int, calib_runs: int, local: bool):
+def _open(rows: int, device: str, seed: int, calib_runs: int, local: bool, recalibrate: bool = False):
     """A colony with `particles` on ``device`` and calibrated query models (cached per device)."""
     from colony.query.client import QueryClient, calibrate_colony
     from colony.query.plan import TableSpec
     colony, host, close = (_local if local else _runtime)(rows, device, seed)
     have = all(colony.call(d, "query", "health")["calibrated"] for d in colony.devices())
-    if not have:
+    if recalibrate or not have:
         from rich.console import Console
         Console(stderr=True).print("[dim]calibrating cost models on every device (cached afterwards)...[/]")
         calibrate_colony(colony, host, n_runs=calib_runs, max_rows=1_000_000)
@@ -102,12 +102,13 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                   rows: int = typer.Option(1_000_000, help="rows of emulated particles on the device"),
                   device: str = typer.Option("nic0"), seed: int = typer.Option(0),
                   limit: int = typer.Option(10, help="result rows to print"),
-                  local: bool = typer.Option(False, "--local", help="in-process emulated colony instead of Ray")):
+                  local: bool = typer.Option(False, "--local", help="in-process emulated colony instead of Ray"),
+                  recalibrate: bool = typer.Option(False, "--recalibrate", help="re-run calibration")):
         """Run SQL in transit: pushed down to the SmartNIC, back to the host, or split."""
         from rich.console import Console
         if placement not in ("auto", "down", "back", "split"):
             raise typer.BadParameter("placement must be auto, down, back or split")
-        _, client, close = _open(rows, device, seed, 100, local)
+        _, client, close = _open(rows, device, seed, 100, local, recalibrate)
         try:
             r = client.query(sql, placement, explain=explain)
         finally:
@@ -140,17 +141,21 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                     rows: int = typer.Option(1_000_000, "--rows"), json_out: Optional[str] = typer.Option(None, "--json"),
                     device: str = typer.Option("nic0"), seed: int = typer.Option(0),
                     repeats: int = typer.Option(1, help="runs per placement (min is kept)"),
-                    local: bool = typer.Option(False, "--local", help="in-process emulated colony instead of Ray")):
+                    local: bool = typer.Option(False, "--local", help="in-process emulated colony instead of Ray"),
+                    recalibrate: bool = typer.Option(False, "--recalibrate", help="re-run calibration")):
         """Every query of FILE under every placement: estimated/actual rows, predicted/actual time,
         decision, oracle and regret."""
         from rich.console import Console
         from rich.progress import Progress
 
         from colony.query.workload import read_queries, run_file, summarize
-        qs = read_queries(queries)
+        try:
+            qs = read_queries(queries)
+        except OSError as e:
+            raise typer.BadParameter(f"cannot read --queries {queries!r}: {e.strerror}") from None
         if not qs:
             raise typer.BadParameter(f"{queries} holds no SQL statements")
-        colony, client, close = _open(rows, device, seed, 100, local)
+        colony, client, close = _open(rows, device, seed, 100, local, recalibrate)
         t0 = time.time()
         try:
             with Progress(transient=True) as prog:
