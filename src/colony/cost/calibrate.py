@@ -71,8 +71,13 @@ def measure_run(sql: str, partitions: list[pa.Table], stats: TableStats, threads
     shared, the minimum is the least disturbed), serialize the result."""
     pb = qplan.to_substrait(sql, {"particles": PARTICLE_SCHEMA})
     est = estimate(pb, {"particles": stats})
+    t0 = time.perf_counter()
+    objs = [codec.unpack(codec.pack([p]), verify=False) for p in partitions]   # as stored on a device
+    t1 = time.perf_counter()
     ctx = qplan.execution_context(threads)
-    qplan.register(ctx, "particles", [[p] for p in partitions], max_partitions=threads)
+    qplan.register(ctx, "particles", objs, max_partitions=threads)
+    setup_s = time.perf_counter() - t1
+    del t0
     exec_s = ser_s = float("inf")
     for _ in range(max(1, repeats)):
         t0 = time.perf_counter()
@@ -81,7 +86,9 @@ def measure_run(sql: str, partitions: list[pa.Table], stats: TableStats, threads
         t0 = time.perf_counter()
         buf = codec.pack([res])
         ser_s = min(ser_s, time.perf_counter() - t0)
+    batches = sum(-(-p.num_rows // 65_536) for p in partitions)
     return {"sql": sql, "threads": threads, "ops": est.ops, "est_rows": est.rows, "rows": res.num_rows,
+            "setup_s": setup_s, "batches": batches,
             "width": est.out_width, "cols": res.num_columns, "exec_s": exec_s, "ser_s": ser_s,
             "bytes": buf.size, "input_rows": est.input_rows}
 
@@ -137,7 +144,8 @@ def fit(device: str, threads: int, runs: list[dict], seed: int = 0) -> DeviceMod
     for _ in range(20):
         codec.unpack(obj, verify=False)
     deser = (time.perf_counter() - t0) / 20
-    return DeviceModels(device=device, threads=threads, exec=exec_model,
+    setup = LinearModel.fit([r["batches"] for r in runs], [r["setup_s"] for r in runs])
+    return DeviceModels(device=device, threads=threads, exec=exec_model, setup=setup,
                         ser_time=LinearModel.fit(nbytes, ser), ser_bytes=LinearModel.fit(sizes, nbytes),
                         deser_s=deser, report=report, exec_linear=linear, rows_max=rows_max)
 

@@ -151,6 +151,14 @@ class DeviceModels:
     report: dict = field(default_factory=dict)   # held-out errors of every learner tried
     exec_linear: NNLSExec | None = None       # the analytic model, used beyond the calibrated sizes
     rows_max: float = 0.0                     # largest input calibrated
+    setup: LinearModel | None = None          # seconds to map stored objects into an engine, per batch
+
+    def predict_setup(self, rows: float, objects: int) -> float:
+        """Decode stored objects (zero copy) and register them: fig 5.11's raw-data deserialization."""
+        if self.setup is None:
+            return self.deser_s * max(objects, 1)
+        batches = rows / 65_536 + max(objects, 1)
+        return float(max(self.setup.predict(batches), 0.0)) + self.deser_s * max(objects, 1)
 
     def predict_exec(self, ops: dict, threads: int | None = None) -> float:
         """Kept learner inside the calibrated sizes; a forest cannot extrapolate, so larger
@@ -176,6 +184,7 @@ class DeviceModels:
                 "ser_time": self.ser_time.to_json(), "ser_bytes": self.ser_bytes.to_json(),
                 "deser_s": self.deser_s, "link": self.link.to_json() if self.link else None,
                 "report": self.report, "rows_max": self.rows_max,
+                "setup": self.setup.to_json() if self.setup else None,
                 "exec_linear": self.exec_linear.to_json() if self.exec_linear else None}
 
     @classmethod
@@ -184,6 +193,7 @@ class DeviceModels:
                    ser_time=LinearModel(**d["ser_time"]), ser_bytes=LinearModel(**d["ser_bytes"]),
                    deser_s=d["deser_s"], link=LinearModel(**d["link"]) if d.get("link") else None,
                    report=d.get("report", {}), rows_max=d.get("rows_max", 0.0),
+                   setup=LinearModel(**d["setup"]) if d.get("setup") else None,
                    exec_linear=exec_from_json(d["exec_linear"]) if d.get("exec_linear") else None)
 
     def save(self, path) -> None:

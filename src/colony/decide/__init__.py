@@ -2,9 +2,9 @@
 
 Time model (thesis fig 5.11), every term predicted by a calibrated model:
 
-- down  = deser_dev * objects + exec_dev(ops) + ser_dev(result) + link(result) + deser_host
-- back  = link(raw objects) + deser_host * objects + wait_host + exec_host(ops, free threads)
-- split = deser_dev * objects + exec_dev(lower ops) + ser_dev(lower result) + link(lower result)
+- down  = setup_dev(objects, rows) + exec_dev(ops) + ser_dev(result) + link(result) + deser_host
+- back  = link(raw objects) + setup_host(objects, rows) + wait_host + exec_host(ops, free threads)
+- split = setup_dev(objects, rows) + exec_dev(lower ops) + ser_dev(lower result) + link(lower result)
           + deser_host + wait_host + exec_host(upper ops, free threads)
 
 ``wait_host`` comes from the load report that travels with each request (queue depth times
@@ -70,15 +70,17 @@ def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad
     wait = load.queue_depth * load.service_s / max(load.threads, 1)
     out: dict = {}
     rb = dev.predict_bytes(est.rows, est.out_width)
-    down = {"deser": dev.deser_s * objs, "exec": dev.predict_exec(est.ops), "ser": dev.predict_ser(rb),
+    setup_dev = dev.predict_setup(est.input_rows, objs)
+    setup_host = host.predict_setup(est.input_rows, objs)
+    down = {"deser": setup_dev, "exec": dev.predict_exec(est.ops), "ser": dev.predict_ser(rb),
             "transfer": dev.predict_transfer(rb), "deser_host": host.deser_s, "bytes": rb}
     out["down"] = down
-    back = {"transfer": dev.predict_transfer(est.input_bytes), "deser_host": host.deser_s * objs,
+    back = {"transfer": dev.predict_transfer(est.input_bytes), "deser_host": setup_host,
             "wait": wait, "exec_host": host.predict_exec(est.ops, threads), "bytes": float(est.input_bytes)}
     out["back"] = back
     if est.split_ops is not None:
         sb = dev.predict_bytes(est.split_rows, est.split_width)
-        out["split"] = {"deser": dev.deser_s * objs, "exec": dev.predict_exec(est.split_ops),
+        out["split"] = {"deser": setup_dev, "exec": dev.predict_exec(est.split_ops),
                         "ser": dev.predict_ser(sb), "transfer": dev.predict_transfer(sb),
                         "deser_host": host.deser_s, "wait": wait,
                         "exec_host": host.predict_exec(est.upper_ops, threads), "bytes": sb}
