@@ -40,7 +40,9 @@ class QueryResult:
                 "reason": self.decision.get("reason"), "est_rows": self.est_rows,
                 "rows": None if self.table is None else self.table.num_rows,
                 "predicted": self.decision.get("predicted"), "actual": self.actual,
-                "supported": self.decision.get("estimate", {}).get("supported", True)}
+                "supported": self.decision.get("estimate", {}).get("supported", True),
+                "estimate_reason": self.decision.get("estimate", {}).get("reason", ""),
+                "ops": self.decision.get("estimate", {}).get("ops")}
 
 
 class QueryClient:
