@@ -174,3 +174,11 @@ def test_killed_device_restarts_and_spilled_objects_come_back(ray_colony):
         with pytest.raises(UnknownKey):
             c.get("default", k)
     c.drop("default", "kill/1")
+
+
+def test_place_a_registered_service_at_run_time(ray_colony):
+    c = ray_colony
+    c.place("device", ["nic2"])
+    assert c.call("nic2", "device", "describe")["pools"] == ["default", "inject"]
+    with pytest.raises(ServiceError, match="unknown service 'no-such'"):
+        c.place("no-such", "all")
