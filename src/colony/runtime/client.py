@@ -87,8 +87,10 @@ class Colony:
 
     def __init__(self, config: ColonyConfig | Mapping | str | os.PathLike | None = None,
                  address: str | None = None, *, temp_dir: str | None = None, detached: bool = False,
-                 object_store_memory: int | None = None, num_cpus: int | None = None) -> None:
+                 object_store_memory: int | None = None, num_cpus: int | None = None,
+                 create: bool = True) -> None:
         self.config = resolve_config(config)
+        self._create = create
         rt = self.config.runtime
         self.auth_mode = auth.enable(rt.auth)
         self._owns_ray = False
@@ -149,6 +151,9 @@ class Colony:
                 handle = ray.get_actor(aname, namespace=self.config.namespace)
                 existing.add(name)
             except ValueError:
+                if not self._create:
+                    raise RuntimeFailure(f"device {name!r} of colony {self.config.name!r} is not running on this "
+                                         f"cluster; start the colony with `colony up`") from None
                 handle = remote.options(
                     name=aname, namespace=self.config.namespace, lifetime="detached" if self._detached else None,
                     resources=dict(spec.resources), num_cpus=0, max_concurrency=rt.max_concurrency,

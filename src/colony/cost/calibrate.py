@@ -1,0 +1,166 @@
+"""Calibration: timed runs of templated queries on random tables, on the device itself.
+
+Templates T1-T10 are the seeds' (thesis Table 5.5) plus T11-T16 (aggregates, group-by,
+sort/limit, wide results) so models also see the operators that make split placements differ. Each
+run draws a table size, a seed, constants and a thread count within the device's budget,
+then records the estimated operation vector with the measured execution time, the result
+serialization time and bytes. Nothing here reads emulation settings: what a device is
+worth is what these timings say.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+
+from colony import codec
+from colony.cost.models import DeviceModels, LinearModel, fit_exec_both
+from colony.data import PARTICLE_SCHEMA, uniform
+from colony.query import plan as qplan
+from colony.query.estimate import estimate
+from colony.query.stats import TableStats
+
+TEMPLATES = {
+    "T1": "select * from particles where x >= {p} and y < {p} and z <= {p}",
+    "T2": "select * from particles where vy > {v} or (vx * {k}) <= {v}",
+    "T3": "select * from particles where power(vz, 2) * {k} > {v2}",
+    "T4": "select * from particles where power(x, 2) <= {p} or z * {k} < {p} or vz > {v}",
+    "T5": "select count(*) from particles where x < {p}",
+    "T6": "select particle_id, power(vx, 2) + power(vy, 2) + power(vz, 2) from particles where x >= {p}",
+    "T7": "select particle_id, x * {k}, y * {k}, z * {k} from particles where x >= {p} and y < {p} and z <= {p}",
+    "T8": "select particle_id, x + {p}, y - {p}, z - {p} from particles where z > {p} and z <= {p}",
+    "T9": ("select particle_id, (vx + {v}) * {k}, (vy - {v}) * {k}, (vz + vy + vz) * {k} from particles "
+           "where (vx + vy + vz) > {v}"),
+    "T10": "select particle_id, x + y - z, vx - vy + vz from particles where x > {p} and y < {p} and z > {p}",
+    "T11": "select particle_id & {m} as g, count(*), avg(vx), max(x) from particles where y < {p} group by g",
+    "T12": "select * from particles where x < {p} order by vx limit {n}",
+    "T13": "select count(id), min(x), max(x), sum(vz) from particles where abs(vx) < {va}",
+    "T14": "select round(x, 2) as r, count(*) from particles where vz > {v} group by r",
+    "T15": ("select *, power(vx, 2) + power(vy, 2) + power(vz, 2) as e, sqrt(abs(vx * vy)) as g "
+            "from particles where x < {p}"),
+    "T16": "select * from particles where y >= {p}",
+}
+
+
+def instantiate(tid: str, rng: np.random.Generator) -> str:
+    """A template with random constants (each placeholder drawn independently)."""
+    tpl = TEMPLATES[tid]
+    out = tpl
+    gens = {"p": lambda: f"{rng.uniform(0.02, 0.98):.3f}", "v": lambda: f"{rng.uniform(-95, 95):.2f}",
+            "k": lambda: f"{rng.choice([-1, 1]) * rng.uniform(0.5, 4):.2f}",
+            "v2": lambda: f"{rng.uniform(0, 10000):.1f}", "m": lambda: str(int(rng.choice([3, 7, 15, 255, 4095]))),
+            "n": lambda: str(int(rng.integers(1, 1000))), "va": lambda: f"{rng.uniform(1, 99):.1f}"}
+    while "{" in out:
+        i = out.index("{")
+        j = out.index("}", i)
+        out = out[:i] + gens[out[i + 1:j]]() + out[j + 1:]
+    return out
+
+
+def random_query(rng: np.random.Generator, templates=None) -> tuple[str, str]:
+    tids = list(templates or TEMPLATES)
+    tid = tids[int(rng.integers(len(tids)))]
+    return tid, instantiate(tid, rng)
+
+
+def measure_run(sql: str, partitions: list[pa.Table], stats: TableStats, threads: int, repeats: int = 2) -> dict:
+    """One timed run: estimate, execute with ``threads`` (best of ``repeats``: the machine is
+    shared, the minimum is the least disturbed), serialize the result."""
+    pb = qplan.to_substrait(sql, {"particles": PARTICLE_SCHEMA})
+    est = estimate(pb, {"particles": stats})
+    t0 = time.perf_counter()
+    objs = [codec.unpack(codec.pack([p]), verify=False) for p in partitions]   # as stored on a device
+    t1 = time.perf_counter()
+    ctx = qplan.execution_context(threads)
+    qplan.register(ctx, "particles", objs, max_partitions=threads)
+    setup_s = time.perf_counter() - t1
+    del t0
+    exec_s = ser_s = float("inf")
+    for _ in range(max(1, repeats)):
+        t0 = time.perf_counter()
+        res = qplan.execute(ctx, pb)
+        exec_s = min(exec_s, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        buf = codec.pack([res])
+        ser_s = min(ser_s, time.perf_counter() - t0)
+    batches = sum(-(-p.num_rows // 65_536) for p in partitions)
+    return {"sql": sql, "threads": threads, "ops": est.ops, "est_rows": est.rows, "rows": res.num_rows,
+            "setup_s": setup_s, "batches": batches,
+            "width": est.out_width, "cols": res.num_columns, "exec_s": exec_s, "ser_s": ser_s,
+            "bytes": buf.size, "input_rows": est.input_rows}
+
+
+def calibrate(device: str, threads: int, n_runs: int = 120, min_rows: int = 20_000, max_rows: int = 400_000,
+              seed: int = 0, progress: Callable[[int, int], None] | None = None,
+              fetch: Callable[[int], float] | None = None, link_sizes=None) -> tuple[DeviceModels, list[dict]]:
+    """Run ``n_runs`` templated queries on random tables with this device's thread budget; fit models."""
+    rng = np.random.Generator(np.random.SFC64(seed))
+    runs: list[dict] = []
+    n_tables = max(4, n_runs // 10)
+    tables = []
+    for i in range(n_tables):
+        n = int(np.exp(rng.uniform(np.log(min_rows), np.log(max_rows))))
+        t = uniform(n, seed=seed * 1000 + i, n_particles=max(1, int(n * rng.uniform(0.05, 1.0))))
+        k = int(rng.integers(1, 4))                      # 1-3 objects per table
+        parts = [t.slice(j * n // k, (j + 1) * n // k - j * n // k) for j in range(k)]
+        st = TableStats.merge([TableStats.build([p]) for p in parts])
+        tables.append((parts, st))
+    # warm up DataFusion once so the first run's start-up is not learnt as query cost
+    measure_run("select count(*) from particles", tables[0][0], tables[0][1], threads)
+    for r in range(n_runs):
+        parts, st = tables[int(rng.integers(len(tables)))]
+        _, sql = random_query(rng)
+        th = int(rng.integers(1, threads + 1))
+        runs.append(measure_run(sql, parts, st, th))
+        if progress:
+            progress(r + 1, n_runs)
+    models = fit(device, threads, runs, seed=seed)
+    if fetch is not None:
+        models.link, lrep = calibrate_link(fetch, link_sizes)
+        models.report["link"] = lrep
+    return models, runs
+
+
+def fit(device: str, threads: int, runs: list[dict], seed: int = 0) -> DeviceModels:
+    exec_model, linear, report, rows_max = fit_exec_both(runs, seed=seed)
+    sizes = np.array([r["rows"] * r["width"] for r in runs])
+    nbytes = np.array([r["bytes"] for r in runs], float)
+    ser = np.array([r["ser_s"] for r in runs], float)
+    rng = np.random.Generator(np.random.SFC64(seed + 1))
+    idx = rng.permutation(len(runs))
+    te, tr = idx[: max(1, len(runs) // 4)], idx[max(1, len(runs) // 4):]
+    from colony.cost.models import ape
+    ser_bytes = LinearModel.fit(sizes[tr], nbytes[tr])
+    ser_time = LinearModel.fit(nbytes[tr], ser[tr])
+    eb, es = ape(ser_bytes.predict(sizes[te]), nbytes[te]), ape(ser_time.predict(nbytes[te]), ser[te])
+    report["ser_bytes"] = {"ape_median": float(np.median(eb)), "ape_p90": float(np.percentile(eb, 90))}
+    report["ser_time"] = {"ape_median": float(np.median(es)), "ape_p90": float(np.percentile(es, 90))}
+    # zero-copy decode of a stored object: constant (thesis fig 5.12 left)
+    obj = codec.pack([uniform(10_000, seed)])
+    t0 = time.perf_counter()
+    for _ in range(20):
+        codec.unpack(obj, verify=False)
+    deser = (time.perf_counter() - t0) / 20
+    setup = LinearModel.fit([r["batches"] for r in runs], [r["setup_s"] for r in runs])
+    return DeviceModels(device=device, threads=threads, exec=exec_model, setup=setup,
+                        ser_time=LinearModel.fit(nbytes, ser), ser_bytes=LinearModel.fit(sizes, nbytes),
+                        deser_s=deser, report=report, exec_linear=linear, rows_max=rows_max)
+
+
+def calibrate_link(fetch: Callable[[int], float], sizes=None, seed: int = 0) -> tuple[LinearModel, dict]:
+    """Fit transfer seconds from bytes: ``fetch(n)`` returns the measured round trip for n bytes."""
+    from colony.cost.models import ape
+    rng = np.random.Generator(np.random.SFC64(seed))
+    sizes = sizes or [int(np.exp(rng.uniform(np.log(1_000), np.log(64 << 20)))) for _ in range(24)]
+    fetch(1024)
+    ys = np.array([fetch(s) for s in sizes])
+    xs = np.array(sizes, float)
+    idx = rng.permutation(len(xs))
+    te, tr = idx[: len(xs) // 4], idx[len(xs) // 4:]
+    m = LinearModel.fit(xs[tr], ys[tr])
+    e = ape(m.predict(xs[te]), ys[te])
+    return LinearModel.fit(xs, ys), {"ape_median": float(np.median(e)), "ape_p90": float(np.percentile(e, 90)),
+                                     "n": len(xs)}

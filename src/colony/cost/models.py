@@ -1,0 +1,241 @@
+"""Per-device cost models, learned only from calibration runs on that device.
+
+- :class:`ExecModel`: execution time from an operation vector plus a thread count. Two
+  learners are fitted and compared on held-out runs; the more accurate one is kept:
+  * ``nnls``: non-negative least squares over op counts with an Amdahl thread term,
+    t = c0 + (sum_i w_i * ops_i) * (a + (1 - a) / threads), fitted on relative error
+    (rows scaled by 1/t), a picked by grid search;
+  * ``forest``: the seeds' random forest (scikit-learn) on log features, predicting log t.
+- :class:`LinearModel`: y = a + b * x by NNLS on relative error, used for serialization
+  time (x = bytes), serialized bytes (x = rows * row width) and link transfer time (x = bytes).
+
+All models are plain JSON (a forest as its tree arrays), so a device can hold the host's
+model as data, never as code.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import nnls
+
+from colony.query.estimate import OPS
+
+FEATURES = OPS           # operation-vector order
+
+
+def _x(ops: dict) -> np.ndarray:
+    return np.array([float(ops.get(k, 0.0)) for k in FEATURES], dtype=np.float64)
+
+
+def ape(pred, actual) -> np.ndarray:
+    pred, actual = np.asarray(pred, float), np.asarray(actual, float)
+    return np.abs(pred - actual) / np.maximum(actual, 1e-9) * 100.0
+
+
+@dataclass
+class NNLSExec:
+    coef: list
+    intercept: float
+    serial: float              # Amdahl serial fraction a
+
+    @classmethod
+    def fit(cls, X: np.ndarray, threads: np.ndarray, y: np.ndarray) -> "NNLSExec":
+        best = None
+        w = 1.0 / np.maximum(y, 1e-6)
+        scale = np.maximum(X.max(axis=0), 1.0)
+        for a in np.linspace(0.0, 1.0, 11):
+            f = (a + (1.0 - a) / threads)[:, None]
+            A = np.hstack([np.ones((len(y), 1)), X / scale * f]) * w[:, None]
+            coef, _ = nnls(A, y * w)
+            pred = coef[0] + (X / scale * f) @ coef[1:]
+            err = float(np.median(ape(pred, y)))
+            if best is None or err < best[0]:
+                best = (err, a, coef)
+        _, a, coef = best
+        return cls(coef=list(coef[1:] / scale), intercept=float(coef[0]), serial=float(a))
+
+    def predict(self, X: np.ndarray, threads: np.ndarray) -> np.ndarray:
+        f = self.serial + (1.0 - self.serial) / np.maximum(threads, 1)
+        return self.intercept + (X @ np.asarray(self.coef)) * f
+
+    def to_json(self) -> dict:
+        return {"kind": "nnls", "coef": self.coef, "intercept": self.intercept, "serial": self.serial}
+
+
+@dataclass
+class ForestExec:
+    trees: list                 # each: dict of arrays (left, right, feature, threshold, value)
+
+    @staticmethod
+    def _feat(X, threads):
+        return np.hstack([np.log1p(X), np.asarray(threads, float)[:, None]])
+
+    @classmethod
+    def fit(cls, X, threads, y, seed: int = 0) -> "ForestExec":
+        from sklearn.ensemble import RandomForestRegressor
+        rf = RandomForestRegressor(n_estimators=40, max_depth=10, min_samples_leaf=2, random_state=seed, n_jobs=1)
+        rf.fit(cls._feat(X, threads), np.log(np.maximum(y, 1e-7)))
+        trees = []
+        for est in rf.estimators_:
+            t = est.tree_
+            trees.append({"left": t.children_left.tolist(), "right": t.children_right.tolist(),
+                          "feature": t.feature.tolist(), "threshold": t.threshold.tolist(),
+                          "value": t.value[:, 0, 0].tolist()})
+        return cls(trees=trees)
+
+    def __post_init__(self) -> None:
+        self._arrays = [(np.asarray(t["left"]), np.asarray(t["right"]), np.asarray(t["feature"]),
+                         np.asarray(t["threshold"]), np.asarray(t["value"])) for t in self.trees]
+
+    def predict(self, X, threads) -> np.ndarray:
+        F = self._feat(np.atleast_2d(X), np.atleast_1d(threads))
+        out = np.zeros(len(F))
+        for left, right, feat, thr, val in self._arrays:
+            node = np.zeros(len(F), dtype=np.int64)
+            while True:
+                leaf = left[node] == -1
+                if leaf.all():
+                    break
+                go_left = F[np.arange(len(F)), np.where(leaf, 0, feat[node])] <= thr[node]
+                nxt = np.where(go_left, left[node], right[node])
+                node = np.where(leaf, node, nxt)
+            out += val[node]
+        return np.exp(out / len(self.trees))
+
+    def to_json(self) -> dict:
+        return {"kind": "forest", "trees": self.trees}
+
+
+def exec_from_json(d: dict):
+    if d["kind"] == "nnls":
+        return NNLSExec(coef=d["coef"], intercept=d["intercept"], serial=d["serial"])
+    return ForestExec(trees=d["trees"])
+
+
+@dataclass
+class LinearModel:
+    """y = a + b * x, non-negative, fitted on relative error."""
+
+    a: float
+    b: float
+
+    @classmethod
+    def fit(cls, x, y) -> "LinearModel":
+        x, y = np.asarray(x, float), np.asarray(y, float)
+        w = 1.0 / np.maximum(y, 1e-9)
+        s = max(float(x.max()), 1.0)
+        coef, _ = nnls(np.stack([np.ones_like(x), x / s], axis=1) * w[:, None], y * w)
+        return cls(a=float(coef[0]), b=float(coef[1] / s))
+
+    def predict(self, x):
+        return self.a + self.b * np.asarray(x, float)
+
+    def to_json(self) -> dict:
+        return {"a": self.a, "b": self.b}
+
+
+@dataclass
+class DeviceModels:
+    """Everything the decision engine needs to price work on one device."""
+
+    device: str
+    threads: int
+    exec: object                              # NNLSExec | ForestExec (the kept one)
+    ser_time: LinearModel                     # seconds from result bytes
+    ser_bytes: LinearModel                    # bytes from rows * row width
+    deser_s: float                            # zero-copy decode of a stored object (constant)
+    link: LinearModel | None = None           # transfer seconds from bytes, device -> host
+    report: dict = field(default_factory=dict)   # held-out errors of every learner tried
+    exec_linear: NNLSExec | None = None       # the analytic model, used beyond the calibrated sizes
+    rows_max: float = 0.0                     # largest input calibrated
+    setup: LinearModel | None = None          # seconds to map stored objects into an engine, per batch
+
+    def predict_setup(self, rows: float, objects: int) -> float:
+        """Decode stored objects (zero copy) and register them: fig 5.11's raw-data deserialization."""
+        if self.setup is None:
+            return self.deser_s * max(objects, 1)
+        batches = rows / 65_536 + max(objects, 1)
+        return float(max(self.setup.predict(batches), 0.0)) + self.deser_s * max(objects, 1)
+
+    def predict_exec(self, ops: dict, threads: int | None = None) -> float:
+        """Kept learner inside the calibrated sizes; a forest cannot extrapolate, so larger
+        inputs than calibration saw are priced by the linear (NNLS) model."""
+        t = np.array([threads or self.threads], float)
+        m = self.exec
+        if (self.exec_linear is not None and isinstance(m, ForestExec) and self.rows_max
+                and ops.get("rows", 0.0) > 1.2 * self.rows_max):
+            m = self.exec_linear
+        return float(max(m.predict(_x(ops)[None, :], t)[0], 0.0))
+
+    def predict_bytes(self, rows: float, width: float) -> float:
+        return float(max(self.ser_bytes.predict(rows * width), 0.0))
+
+    def predict_ser(self, nbytes: float) -> float:
+        return float(max(self.ser_time.predict(nbytes), 0.0))
+
+    def predict_transfer(self, nbytes: float) -> float:
+        return float(max(self.link.predict(nbytes), 0.0)) if self.link else 0.0
+
+    def to_json(self) -> dict:
+        return {"device": self.device, "threads": self.threads, "exec": self.exec.to_json(),
+                "ser_time": self.ser_time.to_json(), "ser_bytes": self.ser_bytes.to_json(),
+                "deser_s": self.deser_s, "link": self.link.to_json() if self.link else None,
+                "report": self.report, "rows_max": self.rows_max,
+                "setup": self.setup.to_json() if self.setup else None,
+                "exec_linear": self.exec_linear.to_json() if self.exec_linear else None}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "DeviceModels":
+        return cls(device=d["device"], threads=d["threads"], exec=exec_from_json(d["exec"]),
+                   ser_time=LinearModel(**d["ser_time"]), ser_bytes=LinearModel(**d["ser_bytes"]),
+                   deser_s=d["deser_s"], link=LinearModel(**d["link"]) if d.get("link") else None,
+                   report=d.get("report", {}), rows_max=d.get("rows_max", 0.0),
+                   setup=LinearModel(**d["setup"]) if d.get("setup") else None,
+                   exec_linear=exec_from_json(d["exec_linear"]) if d.get("exec_linear") else None)
+
+    def save(self, path) -> None:
+        with open(path, "w") as f:
+            json.dump(self.to_json(), f)
+
+    @classmethod
+    def load(cls, path) -> "DeviceModels":
+        with open(path) as f:
+            return cls.from_json(json.load(f))
+
+
+def fit_exec(runs: list[dict], holdout: float = 0.25, seed: int = 0) -> tuple[object, dict]:
+    """Fit both learners on calibration runs; keep the lower held-out median APE.
+
+    ``runs``: dicts with ``ops`` (estimated op vector), ``threads`` and ``exec_s``.
+    """
+    rng = np.random.Generator(np.random.SFC64(seed))
+    X = np.stack([_x(r["ops"]) for r in runs])
+    T = np.array([r["threads"] for r in runs], float)
+    y = np.array([r["exec_s"] for r in runs], float)
+    idx = rng.permutation(len(y))
+    n_test = max(1, int(len(y) * holdout))
+    te, tr = idx[:n_test], idx[n_test:]
+    report = {"train": int(len(tr)), "test": int(len(te))}
+    cands = {"nnls": NNLSExec.fit(X[tr], T[tr], y[tr]), "forest": ForestExec.fit(X[tr], T[tr], y[tr], seed)}
+    for name, m in cands.items():
+        e = ape(m.predict(X[te], T[te]), y[te])
+        report[name] = {"ape_median": float(np.median(e)), "ape_p90": float(np.percentile(e, 90)),
+                        "mape": float(np.mean(e))}
+    kept = min(cands, key=lambda k: report[k]["ape_median"])
+    report["kept"] = kept
+    # refit the kept learner on all runs
+    final = NNLSExec.fit(X, T, y) if kept == "nnls" else ForestExec.fit(X, T, y, seed)
+    return final, report
+
+
+def fit_exec_both(runs: list[dict], seed: int = 0):
+    """(kept learner, NNLS learner on all runs, report, largest calibrated input rows)."""
+    final, report = fit_exec(runs, seed=seed)
+    X = np.stack([_x(r["ops"]) for r in runs])
+    T = np.array([r["threads"] for r in runs], float)
+    y = np.array([r["exec_s"] for r in runs], float)
+    linear = final if isinstance(final, NNLSExec) else NNLSExec.fit(X, T, y)
+    return final, linear, report, float(max(r["ops"].get("rows", 0.0) for r in runs))

@@ -1,0 +1,128 @@
+"""The decision engine: a pure function from (estimate, models, host load) to a placement.
+
+Time model (thesis fig 5.11), every term predicted by a calibrated model:
+
+- down  = setup_dev(objects, rows) + exec_dev(ops) + ser_dev(result) + link(result) + deser_host
+- back  = link(raw objects) + setup_host(objects, rows) + wait_host + exec_host(ops, free threads)
+- split = setup_dev(objects, rows) + exec_dev(lower ops) + ser_dev(lower result) + link(lower result)
+          + deser_host + wait_host + exec_host(upper ops, free threads)
+
+``wait_host`` comes from the load report that travels with each request (queue depth times
+the host's recent service time over its threads). Plans the estimator cannot model (joins)
+go back to the host, whose engine runs anything, with the reason attached.
+
+Push-back-storm control (many devices pushing back to one host):
+- ``admission``: the host admits at most ``limit`` pushed-back queries at a time; a device
+  whose reservation is refused keeps the query (the service enforces it atomically);
+- ``probabilistic``: push back with probability rel_benefit / (rel_benefit + beta * load),
+  rel_benefit = (t_down - t_back) / t_down, load = queue depth per host thread, so the herd
+  thins out as the host fills, and queries with the most to gain still go back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from colony.cost.models import DeviceModels
+from colony.query.estimate import Estimate
+
+PLACEMENTS = ("down", "back", "split")
+
+
+@dataclass
+class HostLoad:
+    """What the host says about itself with each request."""
+
+    queue_depth: int = 0          # pushed-back queries queued or running on the host
+    free_threads: int = 1
+    threads: int = 1
+    service_s: float = 0.0        # recent mean time per pushed-back query (EWMA)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class StormPolicy:
+    mode: str = "none"            # none | admission | probabilistic
+    limit: int = 4                # admission: concurrent push-backs the host accepts
+    beta: float = 0.5             # probabilistic: weight of host load against benefit
+
+
+@dataclass
+class Decision:
+    placement: str
+    reason: str
+    predicted: dict               # placement -> {part: seconds, "total": seconds}
+    estimate: dict = field(default_factory=dict)
+    probability: float | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad) -> dict:
+    """Predicted seconds of every term of every placement."""
+    objs = max(est.objects, 1)
+    threads = max(1, min(load.free_threads, host.threads)) if load.free_threads else 1
+    wait = load.queue_depth * load.service_s / max(load.threads, 1)
+    out: dict = {}
+    rb = dev.predict_bytes(est.rows, est.out_width)
+    setup_dev = dev.predict_setup(est.input_rows, objs)
+    setup_host = host.predict_setup(est.input_rows, objs)
+    down = {"deser": setup_dev, "exec": dev.predict_exec(est.ops), "ser": dev.predict_ser(rb),
+            "transfer": dev.predict_transfer(rb), "deser_host": host.deser_s, "bytes": rb}
+    out["down"] = down
+    back = {"transfer": dev.predict_transfer(est.input_bytes), "deser_host": setup_host,
+            "wait": wait, "exec_host": host.predict_exec(est.ops, threads), "bytes": float(est.input_bytes)}
+    out["back"] = back
+    if est.split_ops is not None:
+        sb = dev.predict_bytes(est.split_rows, est.split_width)
+        out["split"] = {"deser": setup_dev, "exec": dev.predict_exec(est.split_ops),
+                        "ser": dev.predict_ser(sb), "transfer": dev.predict_transfer(sb),
+                        "deser_host": host.deser_s, "wait": wait,
+                        "exec_host": host.predict_exec(est.upper_ops, threads), "bytes": sb}
+    for v in out.values():
+        v["total"] = float(sum(x for k, x in v.items() if k != "bytes"))
+    return out
+
+
+def decide(est: Estimate, dev: DeviceModels | None, host: DeviceModels | None, load: HostLoad | None = None,
+           placement: str = "auto", storm: StormPolicy | None = None,
+           rng: np.random.Generator | None = None) -> Decision:
+    """Choose the lowest predicted latency (or honour a forced placement); never raises on odd plans."""
+    load = load or HostLoad()
+    storm = storm or StormPolicy()
+    summary = {"rows": est.rows, "input_rows": est.input_rows, "input_bytes": est.input_bytes,
+               "supported": est.supported, "reason": est.reason, "ops": est.ops,
+               "split_rows": est.split_rows}
+    if dev is None or host is None:
+        pred = {}
+    else:
+        pred = predict(est, dev, host, load)
+    if placement != "auto":
+        if placement not in PLACEMENTS:
+            from colony.query.plan import QueryError
+            raise QueryError(f"unknown placement {placement!r}; use auto, down, back or split")
+        chosen = placement if (placement != "split" or "split" in pred or not pred) else "down"
+        why = "forced" if chosen == placement else "forced split, but the plan is all filter/projection: down"
+        return Decision(chosen, why, pred, summary)
+    if not est.supported:
+        return Decision("back", f"estimator does not model this plan ({est.reason}); the host runs it", pred,
+                        summary)
+    if not pred:
+        return Decision("down", "no calibrated models on this device yet: keep the work here", pred, summary)
+    best = min(pred, key=lambda k: pred[k]["total"])
+    reason = "lowest predicted latency"
+    prob = None
+    if best in ("back", "split") and storm.mode == "probabilistic":
+        t_down = pred["down"]["total"]
+        rel = max(0.0, (t_down - pred[best]["total"]) / max(t_down, 1e-9))
+        lf = load.queue_depth / max(load.threads, 1)
+        prob = rel / (rel + storm.beta * lf) if (rel + lf) > 0 else 1.0
+        rng = rng or np.random.default_rng()
+        if rng.random() >= prob:
+            best, reason = "down", f"storm control: kept on device (push-back probability {prob:.2f})"
+    return Decision(best, reason, pred, summary, prob)

@@ -1,0 +1,63 @@
+"""An in-process emulated colony for queries when the Ray runtime is not in use:
+1 host + N SmartNICs as LocalColony devices, each SmartNIC behind an EmulatedLink.
+
+Emulation settings (threads, link bandwidth) shape the timings only; the cost models
+learn them by calibration like on real devices.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from colony.data import uniform
+from colony.query.link import EmulatedLink
+from colony.services.local import LocalColony
+
+DEFAULT_MODELS_DIR = os.path.join(os.path.expanduser("~"), ".cache", "colony", "query-models")
+
+
+class MultiLink:
+    """Per-device links (different bandwidths), one colony-like object."""
+
+    def __init__(self, colony: LocalColony, host: str, links: dict[str, tuple[float, float]]):
+        self.inner = colony
+        self.host = host
+        self.links = {d: EmulatedLink(colony, host, bw, lat) for d, (bw, lat) in links.items()}
+
+    def devices(self) -> list[str]:
+        return self.inner.devices()
+
+    def call(self, device, service, method, *args, **kwargs):
+        via = self.links.get(device)
+        return (via or self.inner).call(device, service, method, *args, **kwargs)
+
+    def store(self, device):
+        return self.inner.store(device)
+
+
+def emulated_colony(n_nics: int = 4, host_threads: int = 2, nic_threads: int = 1,
+                    bandwidths: list[float] | None = None, latency_s: float = 30e-6,
+                    workdir: str | None = None, query_options: dict | None = None) -> MultiLink:
+    """Host ``host`` and SmartNICs ``nic0..`` with the query service; links in bytes/s."""
+    bandwidths = bandwidths or [2e9, 1e9, 500e6, 4e9][:n_nics] + [1e9] * max(0, n_nics - 4)
+    opts = dict(query_options or {})
+    spec = {"host": {"role": "host", "threads": host_threads, "services": {"query": opts}, "workdir": workdir}}
+    for i in range(n_nics):
+        spec[f"nic{i}"] = {"role": "smartnic", "threads": nic_threads, "services": {"query": opts},
+                           "pools": [f"particles_nic{i}", "particles"], "workdir": workdir}
+    lc = LocalColony(spec)
+    return MultiLink(lc, "host", {f"nic{i}": (bandwidths[i], latency_s) for i in range(n_nics)})
+
+
+def load_particles(colony, device: str, rows: int, objects: int = 4, seed: int = 0, pool: str = "particles",
+                   n_particles: int | None = None):
+    """Put ``rows`` uniform particles on ``device`` as ``objects`` objects (keys part-00000...)."""
+    t = uniform(rows, seed=seed, n_particles=n_particles)
+    store = colony.store(device)
+    store.create_pool(pool)
+    bounds = np.linspace(0, rows, objects + 1).astype(int)
+    for i in range(objects):
+        store.put(pool, f"part-{i:05d}", t.slice(bounds[i], bounds[i + 1] - bounds[i]))
+    return t

@@ -1,0 +1,247 @@
+"""SQL -> optimized DataFusion logical plan -> Substrait bytes, and executing such bytes.
+
+The client plans against the tables' schemas only (no data), so planning is cheap and the
+device receives a portable plan. Execution registers each table as one DataFusion
+MemTable whose partitions are the objects matched by the table's pool/key pattern, i.e.
+the UNION ALL of the partitions.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import time
+from dataclasses import dataclass
+
+import pyarrow as pa
+from datafusion import RuntimeEnvBuilder, SessionConfig, SessionContext
+from datafusion import substrait as ss
+
+from colony.errors import ColonyError
+
+
+class QueryError(ColonyError):
+    """Base of query errors."""
+
+
+class SqlError(QueryError):
+    """The SQL does not parse or plan (syntax, unknown table or column, unsupported function)."""
+
+
+class UnknownTable(SqlError):
+    pass
+
+
+class UnknownColumn(SqlError):
+    pass
+
+
+class UnsupportedFunction(SqlError):
+    pass
+
+
+class QueryTimeout(QueryError):
+    pass
+
+
+class ResultTooLarge(QueryError):
+    pass
+
+
+class QueryMemoryExceeded(QueryError):
+    pass
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A SQL table name bound to the objects of one pool whose keys match a glob pattern."""
+
+    name: str
+    pool: str
+    pattern: str = "*"
+
+
+def _classify(msg: str) -> type[SqlError]:
+    m = msg.lower()
+    if "table" in m and ("not found" in m or "doesn't exist" in m):
+        return UnknownTable
+    if "field" in m or "column" in m and ("not found" in m or "no field" in m):
+        return UnknownColumn
+    if "invalid function" in m or "function" in m and "not found" in m:
+        return UnsupportedFunction
+    return SqlError
+
+
+def planning_context(schemas: dict[str, pa.Schema]) -> SessionContext:
+    """A context with empty tables of the given schemas (plans need schemas, not data)."""
+    ctx = SessionContext()
+    for name, schema in schemas.items():
+        ctx.register_record_batches(name, [[pa.RecordBatch.from_pylist([], schema=schema)]])
+    return ctx
+
+
+def to_substrait(sql: str, schemas: dict[str, pa.Schema]) -> bytes:
+    """Plan SQL with DataFusion's optimizer and encode it as Substrait bytes."""
+    if not sql or not sql.strip():
+        raise SqlError("empty SQL statement")
+    ctx = planning_context(schemas)
+    try:
+        ctx.sql(sql).optimized_logical_plan()           # clear planner errors first
+        return bytes(ss.Serde.serialize_bytes(sql, ctx))
+    except Exception as e:  # noqa: BLE001 - DataFusion raises plain Exceptions
+        msg = str(e).split("\n")[0]
+        kind = _classify(msg)
+        raise kind(f"{msg[:300]} (tables: {', '.join(f'{n}({list(s.names)})' for n, s in schemas.items())})") \
+            from None
+
+
+def execution_context(threads: int, memory_limit: int | None = None) -> SessionContext:
+    """DataFusion context with the device's thread budget and a per-query memory pool."""
+    cfg = SessionConfig().with_target_partitions(max(1, int(threads)))
+    rt = RuntimeEnvBuilder()
+    if memory_limit:
+        rt = rt.with_greedy_memory_pool(int(memory_limit))
+    return SessionContext(cfg, rt)
+
+
+def register(ctx: SessionContext, name: str, partitions: list[list[pa.Table]], schema: pa.Schema | None = None,
+             max_partitions: int | None = None):
+    """Register one table as the union of its partitions (one per object).
+
+    ``max_partitions`` (the thread budget) deals objects round-robin into at most that many
+    DataFusion partitions, so a 1-thread device does not scan its objects in parallel.
+    """
+    parts = []
+    for tables in partitions:
+        batches = [b for t in tables for b in t.to_batches(max_chunksize=65_536)]
+        if batches:
+            parts.append(batches)
+    if max_partitions and len(parts) > max_partitions:
+        dealt: list[list] = [[] for _ in range(max_partitions)]
+        for i, p in enumerate(parts):
+            dealt[i % max_partitions].extend(p)
+        parts = dealt
+    if not parts:
+        if schema is None:
+            raise UnknownTable(f"table {name!r} has no objects and no schema")
+        parts = [[pa.RecordBatch.from_pylist([], schema=schema)]]
+    ctx.register_record_batches(name, parts)
+
+
+def execute(ctx: SessionContext, plan_bytes: bytes, timeout_s: float | None = None,
+            max_result_bytes: int | None = None) -> pa.Table:
+    """Run Substrait bytes, streaming batches so timeout and result cap are enforced as we go."""
+    from colony.query.estimate import BadPlan
+    try:
+        plan = ss.Serde.deserialize_bytes(plan_bytes)
+        lp = ss.Consumer.from_substrait_plan(ctx, plan)
+    except Exception as e:  # noqa: BLE001
+        msg = str(e).split("\n")[0][:300]
+        if "decode" in msg.lower() or "protobuf" in msg.lower() or "substrait" in msg.lower() and "parse" in msg.lower():
+            raise BadPlan(f"malformed Substrait plan: {msg}") from None
+        raise _classify(msg)(f"plan does not bind on this device: {msg}") from None
+    t0 = time.perf_counter()
+    try:
+        df = ctx.create_dataframe_from_logical_plan(lp)
+        schema = df.schema()
+        batches, total = [], 0
+        for rb in df.execute_stream():
+            b = rb.to_pyarrow()
+            total += b.nbytes
+            if max_result_bytes is not None and total > max_result_bytes:
+                raise ResultTooLarge(f"result exceeds the device's cap of {max_result_bytes} bytes; "
+                                     "add a filter/limit or push the query back")
+            if timeout_s is not None and time.perf_counter() - t0 > timeout_s:
+                raise QueryTimeout(f"query ran past the device's timeout of {timeout_s:.1f} s; "
+                                   "narrow it or raise the timeout")
+            batches.append(b)
+    except QueryError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        msg = str(e).split("\n")[0][:300]
+        if "resources exhausted" in msg.lower() or "memory" in msg.lower():
+            raise QueryMemoryExceeded(f"query exceeded the device's per-query memory limit: {msg}") from None
+        raise QueryError(f"query failed on the device: {msg}") from None
+    return pa.Table.from_batches(batches, schema=schema)
+
+
+def run_sql_locally(sql: str, tables: dict[str, list[pa.Table]], threads: int = 1) -> pa.Table:
+    """Reference answer: the same SQL over the same data in one local DataFusion context."""
+    ctx = execution_context(threads)
+    for name, parts in tables.items():
+        register(ctx, name, [[t] for t in parts])
+    return ctx.sql(sql).to_arrow_table()
+
+
+# -- split plans -------------------------------------------------------------------------
+SPLIT_TABLE = "__colony_split__"
+
+
+def split_plans(plan_bytes: bytes, lower_schema: pa.Schema | None = None) -> tuple[bytes, dict] | None:
+    """Cut a plan at its filter/projection subtree: (lower plan bytes, upper plan JSON template).
+
+    The upper plan reads the lower result as table ``__colony_split__``; its read relation is
+    filled in by :func:`upper_plan` once the lower result's schema is known.
+    """
+    from colony.query.estimate import _get, plan_json, split_point
+    pj = plan_json(plan_bytes)
+    root = pj["relations"][0]["root"]
+    sp = split_point(root["input"])
+    if sp is None:
+        return None
+    path, sub = sp
+    if _width_of(sub, pj) == 0:
+        return None
+    lower = copy.deepcopy(pj)
+    lower["relations"][0]["root"] = {"input": sub, "names": [f"c{i}" for i in range(_width_of(sub, pj))]}
+    lower_bytes = ss.Plan.from_json(json.dumps(lower)).encode()
+    return bytes(lower_bytes), {"plan": pj, "path": path}
+
+
+def _width_of(rel: dict, pj: dict) -> int:
+    """Output column count of a read/filter/project subtree."""
+    k, b = next(iter(rel.items()))
+    common = b.get("common", {})
+    if "emit" in common:
+        return len(common["emit"].get("outputMapping", []))
+    if k == "read":
+        if "projection" in b:          # proto3 JSON omits an empty item list
+            return len(b["projection"].get("select", {}).get("structItems", []))
+        return len(b["baseSchema"]["names"])
+    if k == "filter":
+        return _width_of(b["input"], pj)
+    if k == "project":
+        return _width_of(b["input"], pj) + len(b.get("expressions", []))
+    raise QueryError(f"cannot size relation {k}")
+
+
+def upper_plan(template: dict, lower_schema: pa.Schema) -> bytes:
+    """The host part of a split: the original plan with its lower subtree read from a table."""
+    from colony.query.estimate import _get
+    names = [f"c{i}" for i in range(len(lower_schema))]
+    schema = pa.schema([pa.field(n, f.type) for n, f in zip(names, lower_schema)])
+    ctx = planning_context({SPLIT_TABLE: schema})
+    read = json.loads(ss.Serde.serialize(f"select * from {SPLIT_TABLE}", ctx).to_json()
+                      if False else ss.Serde.deserialize_bytes(
+                          ss.Serde.serialize_bytes(f"select * from {SPLIT_TABLE}", ctx)).to_json())
+    read_rel = _find_read(read["relations"][0]["root"]["input"])
+    pj = copy.deepcopy(template["plan"])
+    path = template["path"]
+    parent = _get(pj["relations"][0]["root"]["input"], path[:-1])
+    parent[path[-1]] = {"read": read_rel}
+    return bytes(ss.Plan.from_json(json.dumps(pj)).encode())
+
+
+def _find_read(rel: dict) -> dict:
+    k, b = next(iter(rel.items()))
+    if k == "read":
+        return b
+    return _find_read(b["input"])
+
+
+def split_schema(schema: pa.Schema) -> pa.Schema:
+    return pa.schema([pa.field(f"c{i}", f.type) for i, f in enumerate(schema)])
+
+
+_ = re

@@ -1,0 +1,311 @@
+"""The query service: runs Substrait plans where the data is, or hands the data back.
+
+Placed on every device (SmartNICs and the host). On a device holding the objects,
+``execute`` estimates the plan from the objects' statistics, decides a placement with the
+host's load report that came with the request, and then
+- down:  runs the plan here (DataFusion, this device's thread budget) and returns the result;
+- back:  returns the raw stored objects and the plan, for the host to run;
+- split: runs the filter/projection part here and returns its result plus the host's part.
+On the host, ``run_pushed`` runs what devices handed back and tracks the host's load.
+Every answer carries the decision, the estimates and the measured times. Bad plans,
+unknown tables/columns, timeouts, memory and result caps raise typed errors; the device
+keeps serving.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from colony import codec
+from colony.cost.models import DeviceModels
+from colony.decide import Decision, HostLoad, StormPolicy, decide
+from colony.query import plan as qplan
+from colony.query.estimate import BadPlan, estimate, plan_json
+from colony.query.plan import QueryError, UnknownTable
+from colony.query.stats import STATS_POOL, StatsIndex
+from colony.services.base import Service, endpoint, service
+
+
+def _tables_arg(tables: dict) -> dict[str, tuple[str, str]]:
+    out = {}
+    for name, spec in (tables or {}).items():
+        if isinstance(spec, str):
+            spec = (spec, "*")
+        pool, pattern = spec[0], (spec[1] if len(spec) > 1 else "*")
+        out[name] = (pool, pattern)
+    return out
+
+
+@service
+class QueryService(Service):
+    """Options: timeout_s (per query), memory_limit (bytes per query), max_result_bytes,
+    admission_limit (host: concurrent push-backs admitted), models_dir (persist models)."""
+
+    name = "query"
+
+    def __init__(self, ctx, **options: Any) -> None:
+        super().__init__(ctx, **options)
+        self.stats = StatsIndex(ctx.store)
+        self.timeout_s = float(options.get("timeout_s", 60.0))
+        self.memory_limit = int(options.get("memory_limit", 1 << 30))
+        self.max_result_bytes = int(options.get("max_result_bytes", 1 << 30))
+        self.admission_limit = int(options.get("admission_limit", 4))
+        self.models_dir = options.get("models_dir") or (os.path.join(ctx.workdir, "models") if ctx.workdir else None)
+        self.models: DeviceModels | None = None
+        self.host_models: DeviceModels | None = None
+        self._lock = threading.Lock()
+        self._inflight = 0
+        self._busy_threads = 0
+        self._admitted = 0
+        self._service_s = 0.0
+        self._rng = np.random.Generator(np.random.SFC64(abs(hash(ctx.name)) % (1 << 32)))
+        saved = ctx.calibration.get("query") if ctx.calibration else None
+        if saved:
+            self.models = DeviceModels.from_json(saved)
+        elif self.models_dir and os.path.exists(self._model_path()):
+            self.models = DeviceModels.load(self._model_path())
+
+    # -- models ----------------------------------------------------------------
+    def _model_path(self) -> str:
+        return os.path.join(self.models_dir, f"{self.ctx.name}.json")
+
+    def _persist(self) -> None:
+        if self.models is None:
+            return
+        self.ctx.calibration["query"] = self.models.to_json()
+        if self.models_dir:
+            os.makedirs(self.models_dir, exist_ok=True)
+            self.models.save(self._model_path())
+
+    @endpoint
+    def calibrate(self, n_runs: int = 120, min_rows: int = 20_000, max_rows: int = 400_000, seed: int = 0) -> dict:
+        """Timed templated queries on random tables with this device's thread budget; keeps the models."""
+        from colony.cost.calibrate import calibrate
+        link = self.models.link if self.models else None
+        models, _ = calibrate(self.ctx.name, self.ctx.threads, n_runs=n_runs, min_rows=min_rows,
+                              max_rows=max_rows, seed=seed)
+        models.link = link
+        self.models = models
+        self._persist()
+        return models.to_json()
+
+    @endpoint
+    def models_json(self) -> dict | None:
+        return self.models.to_json() if self.models else None
+
+    @endpoint
+    def set_link(self, link: dict, report: dict | None = None) -> None:
+        """Install the transfer model the host measured on this device's link."""
+        from colony.cost.models import LinearModel
+        if self.models is None:
+            raise QueryError(f"calibrate device {self.ctx.name!r} before installing its link model")
+        self.models.link = LinearModel(**link)
+        if report:
+            self.models.report["link"] = report
+        self._persist()
+
+    @endpoint
+    def set_host_models(self, models: dict) -> None:
+        """The host's calibrated models, as data (JSON), used to price push-back and split."""
+        self.host_models = DeviceModels.from_json(models)
+
+    @endpoint
+    def blob(self, nbytes: int) -> pa.Buffer:
+        """n bytes to ship back: the link calibration's probe."""
+        return pa.py_buffer(bytes(int(nbytes)))
+
+    # -- catalogue --------------------------------------------------------------
+    def _keys(self, pool: str, pattern: str) -> list[str]:
+        if pool not in self.ctx.store.pools():
+            return []
+        return [k for k in self.ctx.store.list(pool) if fnmatch.fnmatchcase(k, pattern)]
+
+    @endpoint
+    def describe(self, tables: dict) -> dict:
+        """Per table: schema (IPC bytes), rows, stored bytes and object count held here."""
+        out = {}
+        for name, (pool, pattern) in _tables_arg(tables).items():
+            keys = self._keys(pool, pattern)
+            if not keys:
+                out[name] = {"objects": 0}
+                continue
+            first = self.ctx.store.get_tables(pool, keys[0])[0]
+            ents = [e for e in self.ctx.store.entries(pool) if e.key in set(keys)]
+            out[name] = {"objects": len(keys), "rows": sum(e.rows for e in ents),
+                         "bytes": sum(e.nbytes for e in ents), "schema": first.schema.serialize().to_pybytes()}
+        return out
+
+    def _stats(self, tables: dict[str, tuple[str, str]]):
+        out = {}
+        for name, (pool, pattern) in tables.items():
+            keys = self._keys(pool, pattern)
+            if not keys:
+                raise UnknownTable(f"table {name!r}: device {self.ctx.name!r} holds no objects in pool "
+                                   f"{pool!r} matching {pattern!r}")
+            out[name] = self.stats.table(pool, keys)
+        return out
+
+    # -- load and admission (host side) ----------------------------------------
+    @endpoint
+    def load(self) -> dict:
+        with self._lock:
+            return HostLoad(queue_depth=self._inflight, free_threads=max(0, self.ctx.threads - self._busy_threads),
+                            threads=self.ctx.threads, service_s=self._service_s).to_dict()
+
+    @endpoint
+    def reserve(self) -> bool:
+        """Admission control: True if the host accepts one more pushed-back query now."""
+        with self._lock:
+            if self._admitted >= self.admission_limit:
+                return False
+            self._admitted += 1
+            return True
+
+    @endpoint
+    def set_admission_limit(self, limit: int) -> None:
+        with self._lock:
+            self.admission_limit = max(0, int(limit))
+
+    @endpoint
+    def release(self) -> None:
+        with self._lock:
+            self._admitted = max(0, self._admitted - 1)
+
+    # -- planning ----------------------------------------------------------------
+    def _plan(self, plan_bytes: bytes, tables: dict, placement: str, host_load: dict | None,
+              storm: dict | None) -> tuple[dict, Any, Decision, float]:
+        if not isinstance(plan_bytes, (bytes, bytearray, memoryview)):
+            raise BadPlan("plan must be Substrait bytes")
+        t0 = time.process_time()
+        pj = plan_json(bytes(plan_bytes))
+        tabs = _tables_arg(tables)
+        st = self._stats(tabs)
+        est = estimate(pj, st)
+        load = HostLoad(**host_load) if host_load else HostLoad()
+        pol = StormPolicy(**{k: v for k, v in storm.items() if k in ("mode", "limit", "beta")}) if storm else None
+        with self._lock:                       # one generator, many request threads
+            rng = np.random.Generator(np.random.SFC64(int(self._rng.integers(1 << 62))))
+        dec = decide(est, self.models, self.host_models, load, placement, pol, rng)
+        return pj, est, dec, time.process_time() - t0
+
+    @endpoint
+    def explain(self, plan_bytes: bytes, tables: dict, placement: str = "auto", host_load: dict | None = None,
+                storm: dict | None = None) -> dict:
+        """The decision with every predicted term, without running anything."""
+        _, est, dec, est_cpu = self._plan(plan_bytes, tables, placement, host_load, storm)
+        return {"device": self.ctx.name, "decision": dec.to_dict(), "estimate_cpu_s": est_cpu,
+                "estimate": est.to_dict()}
+
+    def _context(self, tables: dict[str, tuple[str, str]]):
+        ctx = qplan.execution_context(self.ctx.threads, self.memory_limit)
+        t0 = time.perf_counter()
+        for name, (pool, pattern) in tables.items():
+            keys = self._keys(pool, pattern)
+            qplan.register(ctx, name, [self.ctx.store.get_tables(pool, k) for k in keys],
+                           max_partitions=self.ctx.threads)
+        return ctx, time.perf_counter() - t0
+
+    @endpoint
+    def execute(self, plan_bytes: bytes, tables: dict, placement: str = "auto", host_load: dict | None = None,
+                storm: dict | None = None) -> dict:
+        """Decide and run. Returns the result (down/split) or the raw objects (back), with timings."""
+        t_start = time.perf_counter()
+        pj, est, dec, est_cpu = self._plan(plan_bytes, tables, placement, host_load, storm)
+        tabs = _tables_arg(tables)
+        mode = (storm or {}).get("mode", "none")
+        reserved = False
+        if dec.placement in ("back", "split") and mode == "admission" and placement == "auto":
+            host = (storm or {}).get("host")
+            reserved = bool(host and self.ctx.peers and self.ctx.peers.call(host, "query", "reserve"))
+            if not reserved:
+                dec.reason = "storm control: host admission refused; kept on device"
+                dec.placement = "down"
+        out = {"device": self.ctx.name, "decision": dec.to_dict(), "estimate_cpu_s": est_cpu,
+               "est_rows": est.rows, "reserved": reserved, "actual": {}}
+        act = out["actual"]
+        if dec.placement == "back":
+            objs = {}
+            nbytes = 0
+            for name, (pool, pattern) in tabs.items():
+                bufs = [self.ctx.store.get(pool, k) for k in self._keys(pool, pattern)]
+                objs[name] = bufs
+                nbytes += sum(b.size for b in bufs)
+            out["objects"] = objs
+            act["bytes"] = nbytes
+            out["plan"] = bytes(plan_bytes)
+        else:
+            run_bytes = bytes(plan_bytes)
+            if dec.placement == "split":
+                cut = qplan.split_plans(bytes(plan_bytes))
+                if cut is None:
+                    dec.placement, dec.reason = "down", dec.reason + "; no shippable filter/projection part: down"
+                    out["decision"] = dec.to_dict()
+                else:
+                    run_bytes, template = cut
+                    out["upper_template"] = template
+            ctx, act["deser"] = self._context(tabs)
+            t0 = time.perf_counter()
+            res = qplan.execute(ctx, run_bytes, self.timeout_s, self.max_result_bytes)
+            act["exec"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            buf = codec.pack([res])
+            act["ser"] = time.perf_counter() - t0
+            act["bytes"] = buf.size
+            act["rows_device"] = res.num_rows
+            out["result"] = buf
+            if dec.placement == "split":
+                out["plan"] = qplan.upper_plan(template, res.schema)
+                del out["upper_template"]
+        act["device_total"] = time.perf_counter() - t_start
+        return out
+
+    @endpoint
+    def run_pushed(self, plan_bytes: bytes, inputs: dict, reserved: bool = False) -> dict:
+        """Host side: run a plan over objects a device handed back (raw objects or split results)."""
+        t_start = time.perf_counter()
+        with self._lock:
+            self._inflight += 1
+        try:
+            t0 = time.perf_counter()
+            parts = {name: [codec.unpack(b, verify=False) for b in bufs] for name, bufs in inputs.items()}
+            deser = time.perf_counter() - t0
+            with self._lock:
+                threads = max(1, self.ctx.threads - self._busy_threads)
+                self._busy_threads += threads
+            try:
+                ctx = qplan.execution_context(threads, self.memory_limit)
+                for name, tl in parts.items():
+                    schema = tl[0][0].schema if tl and tl[0] else None
+                    qplan.register(ctx, name, tl, schema, max_partitions=threads)
+                t0 = time.perf_counter()
+                res = qplan.execute(ctx, bytes(plan_bytes), self.timeout_s, self.max_result_bytes)
+                exec_s = time.perf_counter() - t0
+            finally:
+                with self._lock:
+                    self._busy_threads -= threads
+            total = time.perf_counter() - t_start
+            with self._lock:
+                self._service_s = 0.8 * self._service_s + 0.2 * total if self._service_s else total
+            return {"result": res, "deser_host": deser, "exec_host": exec_s, "threads": threads,
+                    "host_total": total}
+        finally:
+            with self._lock:
+                self._inflight -= 1
+            if reserved:
+                self.release()
+
+    @endpoint
+    def health(self) -> dict:
+        return {"device": self.ctx.name, "ok": True, "calibrated": self.models is not None,
+                "host_models": self.host_models is not None}
+
+
+_ = (json, STATS_POOL)

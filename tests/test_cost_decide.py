@@ -1,0 +1,113 @@
+"""Cost models fit what calibration measured; the decision engine follows the time model."""
+
+import numpy as np
+import pytest
+from sklearn.ensemble import RandomForestRegressor
+
+from colony.cost.models import DeviceModels, ForestExec, LinearModel, NNLSExec, fit_exec
+from colony.decide import HostLoad, StormPolicy, decide, predict
+from colony.query.estimate import OPS, Estimate
+
+
+def _runs(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    runs = []
+    for _ in range(n):
+        rows = rng.uniform(1e4, 1e6)
+        ops = {k: 0.0 for k in OPS}
+        ops.update(rows=rows, cmp=rows * rng.integers(1, 4), filter=rows, take=rows * rng.uniform(0, 9),
+                   power=rows * rng.integers(0, 3))
+        th = int(rng.integers(1, 5))
+        t = 1e-3 + (2e-9 * ops["cmp"] + 5e-9 * ops["take"] + 2e-8 * ops["power"] + 1e-9 * rows) * (0.2 + 0.8 / th)
+        runs.append({"ops": ops, "threads": th, "exec_s": t * rng.uniform(0.97, 1.03)})
+    return runs
+
+
+def test_nnls_recovers_a_linear_amdahl_cost():
+    model, report = fit_exec(_runs())
+    assert report["nnls"]["ape_median"] < 5
+    assert report["kept"] == "nnls" and isinstance(model, NNLSExec)
+    assert model.serial == pytest.approx(0.2, abs=0.11)
+
+
+def test_forest_json_predicts_like_sklearn():
+    runs = _runs(120, 1)
+    X = np.stack([[r["ops"][k] for k in OPS] for r in runs])
+    T = np.array([r["threads"] for r in runs])
+    y = np.array([r["exec_s"] for r in runs])
+    f = ForestExec.fit(X, T, y, seed=0)
+    rf = RandomForestRegressor(n_estimators=40, max_depth=10, min_samples_leaf=2, random_state=0, n_jobs=1)
+    rf.fit(ForestExec._feat(X, T), np.log(y))
+    assert np.allclose(f.predict(X, T), np.exp(rf.predict(ForestExec._feat(X, T))), rtol=1e-9)
+
+
+def test_linear_model_and_json_roundtrip(tmp_path):
+    lm = LinearModel.fit([1e3, 1e6, 1e7, 5e7], [1e-4 + 1e-9 * v for v in [1e3, 1e6, 1e7, 5e7]])
+    assert lm.a == pytest.approx(1e-4, rel=1e-3) and lm.b == pytest.approx(1e-9, rel=1e-3)
+    m = _models("d", 1, 1e-8, link_b=1e-8)
+    m.save(tmp_path / "d.json")
+    again = DeviceModels.load(tmp_path / "d.json")
+    assert again.predict_exec({"rows": 1e6}) == pytest.approx(m.predict_exec({"rows": 1e6}))
+
+
+def _models(name, threads, per_row, link_b=None, serial=0.0):
+    coef = [0.0] * len(OPS)
+    coef[OPS.index("rows")] = per_row
+    coef[OPS.index("take")] = per_row / 4
+    return DeviceModels(device=name, threads=threads, exec=NNLSExec(coef=coef, intercept=1e-4, serial=serial),
+                        ser_time=LinearModel(1e-5, 1e-9), ser_bytes=LinearModel(500, 1.0), deser_s=1e-5,
+                        link=LinearModel(5e-5, link_b) if link_b else None)
+
+
+def _est(rows, sel, aggregate=False, supported=True):
+    ops = {k: 0.0 for k in OPS}
+    ops.update(rows=rows, cmp=rows, filter=rows, take=rows * sel * 9)
+    e = Estimate(rows=1 if aggregate else rows * sel, out_cols=9, out_width=72.0, ops=ops, input_rows=rows,
+                 input_bytes=int(rows * 72), objects=4, supported=supported, reason="" if supported else "join")
+    if aggregate:
+        lo = dict(ops)
+        e.split_ops, e.split_rows, e.split_cols, e.split_width = lo, rows * sel, 2, 16.0
+        e.upper_ops = {k: 0.0 for k in OPS} | {"rows": rows * sel, "hash_agg": rows * sel}
+    return e
+
+
+DEV = _models("nic", 1, 2e-8, link_b=1 / 200e6)      # slow device, 200 MB/s link
+HOST = _models("host", 8, 2e-9, serial=0.0)
+
+
+def test_selective_query_stays_down_and_wide_one_goes_back():
+    assert decide(_est(1e6, 0.01), DEV, HOST, HostLoad(0, 8, 8)).placement == "down"
+    fast_link = _models("nic", 1, 2e-7, link_b=1 / 10e9)
+    assert decide(_est(1e6, 0.9), fast_link, HOST, HostLoad(0, 8, 8)).placement == "back"
+
+
+def test_busy_host_keeps_work_on_device():
+    fast_link = _models("nic", 1, 2e-7, link_b=1 / 10e9)
+    idle = decide(_est(1e6, 0.9), fast_link, HOST, HostLoad(0, 8, 8, service_s=0.05))
+    busy = decide(_est(1e6, 0.9), fast_link, HOST, HostLoad(200, 0, 8, service_s=0.05))
+    assert idle.placement == "back" and busy.placement == "down"
+
+
+def test_time_model_terms_add_up():
+    p = predict(_est(1e6, 0.5, aggregate=True), DEV, HOST, HostLoad(0, 8, 8))
+    for v in p.values():
+        assert v["total"] == pytest.approx(sum(x for k, x in v.items() if k not in ("total", "bytes")))
+    assert set(p) == {"down", "back", "split"}
+
+
+def test_unsupported_plans_push_back_and_forced_placements_are_honoured():
+    assert decide(_est(1e6, 0.5, supported=False), DEV, HOST).placement == "back"
+    assert decide(_est(1e6, 0.01), DEV, HOST, placement="back").placement == "back"
+    assert decide(_est(1e6, 0.01), DEV, HOST, placement="split").placement == "down"   # nothing to split
+
+
+def test_probabilistic_storm_control_thins_pushbacks_as_load_grows():
+    fast_link = _models("nic", 1, 2e-7, link_b=1 / 10e9)
+    rng = np.random.default_rng(0)
+    pol = StormPolicy("probabilistic", beta=0.5)
+    light = [decide(_est(1e6, 0.9), fast_link, HOST, HostLoad(0, 8, 8), storm=pol, rng=rng).placement
+             for _ in range(200)]
+    heavy = [decide(_est(1e6, 0.9), fast_link, HOST, HostLoad(48, 8, 8), storm=pol, rng=rng).placement
+             for _ in range(200)]
+    assert light.count("back") == 200
+    assert heavy.count("back") < 150
