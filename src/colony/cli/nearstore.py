@@ -50,10 +50,41 @@ def local_factory(workroot: str | None = None) -> Callable[[int], tuple[Any, lis
     return make
 
 
-def ray_factory(workroot: str | None = None, temp_dir: str = "/tmp/ray-nearstore"):
+def csd_config(n: int, workdir: str, name: str | None = None, temp_dir: str | None = None,
+               object_store: str = "1GiB", num_cpus: int | None = None) -> dict:
+    """A colony of ``n`` emulated CSDs running the nearstore service (ColonyConfig dict)."""
+    names = [f"csd{i}" for i in range(n)]
+    runtime: dict[str, Any] = {"object_store_memory": object_store, "max_concurrency": 32}
+    if temp_dir:
+        runtime["temp_dir"] = temp_dir
+    if num_cpus:
+        runtime["num_cpus"] = num_cpus
+    return {"colony": {"name": name or f"nearstore{n}", "namespace": "colony-nearstore"},
+            "runtime": runtime,
+            "devices": {nm: {"role": "csd", "profile": "csd", "spill_dir": f"{workdir}/{nm}"} for nm in names},
+            "services": {"nearstore": {"devices": names, "options": {"workdir": workdir}}}}
+
+
+def ray_factory(workroot: str | None = None, temp_dir: str = "/tmp/ray-issue7"):
     """n CSDs as Ray device actors (colony.connect); D2D is a direct actor-to-actor call."""
-    from colony.runtime.nearstore import ray_csd_colony
-    return lambda n: ray_csd_colony(n, workroot=workroot, temp_dir=temp_dir)
+    def make(n: int):
+        try:
+            import colony
+            from colony.config import ColonyConfig
+            connect = colony.connect
+        except (ImportError, AttributeError):
+            raise NearStoreError("this build has no Ray runtime (colony.connect); use --runtime local") from None
+        d = tempfile.mkdtemp(prefix="colony-nearstore-", dir=workroot)
+        c = connect(ColonyConfig.from_dict(csd_config(n, d, temp_dir=temp_dir, num_cpus=2)))
+        names = [f"csd{i}" for i in range(n)]
+
+        def close() -> None:
+            try:
+                c.shutdown()
+            finally:
+                shutil.rmtree(d, ignore_errors=True)
+        return c, names, close
+    return make
 
 
 def _factory(runtime: str, workroot: str | None):
