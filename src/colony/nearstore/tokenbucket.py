@@ -1,9 +1,9 @@
-"""Token-bucket pacing for emulated links (host link, device-to-device link).
+"""Link pacing for nearstore: the host link and each device's device-to-device link.
 
-A transfer of n bytes takes tokens; when the bucket is short the caller sleeps until the
-debt is paid at the configured rate, so a link never carries more than ``rate`` on
-average and at most ``burst`` bytes ahead of it. Thread-safe: concurrent senders share
-one link's rate. ``rate_bps=None`` means unpaced (the link only counts bytes).
+A thin adapter over the runtime's token bucket (:mod:`colony.pacing`): rates are given
+in bit/s with ``None`` meaning unpaced (the link then only counts bytes), and the
+default burst is 10 ms of traffic but at least 64 KiB (one socket buffer), so tiny
+control messages are not charged a sleep each.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import threading
 import time
 
 from colony.errors import NearStoreError
+from colony.pacing import TokenBucket as _Bucket
 
 
 class TokenBucket:
@@ -20,36 +21,35 @@ class TokenBucket:
         if rate_bps is not None and rate_bps <= 0:
             raise NearStoreError(f"link rate {rate_bps} bit/s must be positive (None = unpaced)")
         self.rate_Bps = None if rate_bps is None else rate_bps / 8.0
-        # Default burst: 10 ms of traffic, at least 64 KiB (one socket buffer's worth).
-        self.burst = burst_bytes if burst_bytes is not None else (
-            0 if rate_bps is None else max(64 << 10, int(self.rate_Bps * 0.01)))
-        self._clock, self._sleep = clock, sleep
-        self._tokens = float(self.burst)
-        self._last = clock()
+        if self.rate_Bps is None:
+            self._b = None
+            self.burst = 0
+        else:
+            self.burst = burst_bytes if burst_bytes is not None else max(64 << 10, int(self.rate_Bps * 0.01))
+            # the runtime bucket needs a positive burst; 1 byte is as good as none
+            self._b = _Bucket(self.rate_Bps, max(1, self.burst), clock=clock, sleep=sleep)
         self._lock = threading.Lock()
-        self.bytes = 0            # everything that passed, paced or not
-        self.waited_s = 0.0       # total time callers slept for tokens
+        self._bytes = 0
 
     @property
     def paced(self) -> bool:
-        return self.rate_Bps is not None
+        return self._b is not None
+
+    @property
+    def bytes(self) -> int:
+        return self._b.bytes if self._b is not None else self._bytes
+
+    @property
+    def waited_s(self) -> float:
+        return self._b.waited if self._b is not None else 0.0
 
     def consume(self, nbytes: int) -> float:
         """Take ``nbytes`` of tokens; sleep until they are earned. Returns seconds slept."""
-        with self._lock:
-            self.bytes += nbytes
-            if self.rate_Bps is None:
-                return 0.0
-            now = self._clock()
-            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate_Bps)
-            self._last = now
-            self._tokens -= nbytes
-            wait = -self._tokens / self.rate_Bps if self._tokens < 0 else 0.0
-        if wait > 0:
-            self._sleep(wait)
+        if self._b is None:
             with self._lock:
-                self.waited_s += wait
-        return wait
+                self._bytes += nbytes
+            return 0.0
+        return self._b.consume(nbytes)
 
 
 def gbps(rate: float | None) -> float | None:

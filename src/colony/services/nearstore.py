@@ -102,7 +102,7 @@ class NearStore(Service):
         return {"device": self.ctx.name, "device_id": self.device_id, "role": self.ctx.role,
                 "block_size": self.store.block_size, "nblocks": self.store.nblocks,
                 "chunk_size": self.chunk_size, "d2d_gbps": self.d2d_gbps,
-                "path": str(self.store.path), "block_bits": BLOCK_BITS}
+                "path": str(self.store.path), "block_bits": BLOCK_BITS, "pid": os.getpid()}
 
     @endpoint
     def configure(self, d2d_gbps: float | None = None, chunk_size: int | None = None,
