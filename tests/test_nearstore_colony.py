@@ -208,3 +208,25 @@ def test_duplicate_device_ids_are_refused(tmp_path):
         Nescafe(col, ["csd0", "csd1"])
     with pytest.raises(NearStoreError, match="workdir"):
         LocalColony({"c": {"role": "csd", "services": {"nearstore": {}}}})
+
+
+def test_host_copy_modes_and_duplex(tmp_path):
+    col, fs = make(tmp_path, 2)
+    src = col.call("csd1", "nearstore", "allocate", 256_000)
+    col.call("csd1", "nearstore", "write", src, bytes(range(256)) * 1000)
+    times = {}
+    for duplex, copy in (("half", "store-and-forward"), ("full", "pipelined")):
+        f2 = Nescafe(col, ["csd0", "csd1"], chunk_size=CHUNK, duplex=duplex, copy=copy)
+        f2.set_links(host_gbps=0.016, d2d_gbps=None)            # 2 MB/s each way
+        dst = col.call("csd0", "nearstore", "allocate", 256_000)
+        t = time.monotonic()
+        f2.host_copy(src, dst, "merge")
+        times[copy] = time.monotonic() - t
+        assert col.call("csd0", "nearstore", "read", dst) == bytes(range(256)) * 1000
+    # half duplex, store and forward: 2 x 256 kB at 2 MB/s; full duplex pipelined: about half
+    assert times["store-and-forward"] >= 0.2
+    assert times["pipelined"] < 0.8 * times["store-and-forward"]
+    with pytest.raises(NearStoreError):
+        Nescafe(col, ["csd0"], duplex="simplex")
+    with pytest.raises(NearStoreError):
+        Nescafe(col, ["csd0"], copy="teleport")

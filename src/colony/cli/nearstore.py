@@ -211,6 +211,8 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                   reps: int = typer.Option(5, help="repetitions for inputs <= 8 MiB (best of)"),
                   reps_large: int = typer.Option(2, help="repetitions for larger inputs (best of)"),
                   runtime: str = typer.Option("local", help="local | ray"),
+                  duplex: str = typer.Option("full", help="host port: full (a bucket per direction) | half"),
+                  copy: str = typer.Option("pipelined", help="host-mediated copy: pipelined | store-and-forward"),
                   workroot: Optional[str] = typer.Option(None, help="where the CSD block files go")) -> None:
         """D2D vs host-mediated merge sort over sizes, link rates and device counts."""
         from colony.nearstore import benchmark as B
@@ -220,11 +222,12 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                       TimeElapsedColumn()) as prog:
             task = prog.add_task("nearstore", total=len(pts))
             res = B.sweep(_factory(runtime, workroot), pts, reps_small=reps, reps_large=reps_large,
+                          fs_options={"duplex": duplex, "copy": copy},
                           progress=lambda d: prog.update(task, advance=1, description=d))
         res["machine"] = B.machine(runtime)
         res["config"] = {"points": [[s, n, g] for s, n, g in pts], "record_size": 100, "key_size": 10,
                          "chunk_size": 1 << 20, "block_size": 4096, "reps_small": reps, "reps_large": reps_large, "timing": "best of reps",
-                         "load_unpaced": True, "d2d_rate_equals_host_rate": True}
+                         "load_unpaced": True, "host_duplex": duplex, "host_copy": copy, "d2d_rate_equals_host_rate": True}
         Console().print(_row_table(res["rows"], "nearstore: D2D vs host-mediated merge sort"))
         Console().print_json(json.dumps(res["summary"], default=str))
         json_out.parent.mkdir(parents=True, exist_ok=True)

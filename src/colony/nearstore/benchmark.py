@@ -131,7 +131,7 @@ def compare(host: dict, d2d: dict) -> dict:
 
 
 def sweep(factory: Factory, points: list[tuple[int, int, float | None]], reps_small: int = 5,
-          reps_large: int = 2, small: int = 8 * MiB, seed: int = 42, progress: Callable[[str], None] | None = None) -> dict:
+          reps_large: int = 2, small: int = 8 * MiB, seed: int = 42, fs_options: dict | None = None, progress: Callable[[str], None] | None = None) -> dict:
     """Run every point in both modes (alternating which goes first) and compare."""
     t_start = time.time()
     max_size = max(s for s, _, _ in points)
@@ -145,7 +145,7 @@ def sweep(factory: Factory, points: list[tuple[int, int, float | None]], reps_sm
     for n, pts in by_dev.items():
         client, names, close = factory(n)
         try:
-            fs = Nescafe(client, names)
+            fs = Nescafe(client, names, **(fs_options or {}))
             for size in sorted({s for s, _ in pts}):
                 recs = size // R.RECORD_SIZE
                 data = data_all[:recs * R.RECORD_SIZE]

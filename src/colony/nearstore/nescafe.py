@@ -14,6 +14,7 @@ the devices themselves.
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections import defaultdict
@@ -42,7 +43,8 @@ def offload_names() -> list[str]:
 
 class Nescafe:
     def __init__(self, client: Client, devices: list[str], host_gbps: float | None = None,
-                 chunk_size: int = DEFAULT_CHUNK, record_size: int = 100) -> None:
+                 chunk_size: int = DEFAULT_CHUNK, record_size: int = 100, duplex: str = "full",
+                 copy: str = "pipelined") -> None:
         if not devices:
             raise NearStoreError("Nescafe needs at least one csd device")
         self.client = client
@@ -56,8 +58,12 @@ class Nescafe:
                 raise NearStoreError(f"devices {self.directory[info['device_id']]!r} and {d!r} share "
                                      f"device id {info['device_id']}; give each a unique device_id")
             self.directory[info["device_id"]] = d
-        self.host_link = TokenBucket(gbps(host_gbps))
-        self.host_gbps = host_gbps
+        if duplex not in ("full", "half"):
+            raise NearStoreError(f"duplex={duplex!r}: use 'full' (a bucket per direction) or 'half' (one shared)")
+        if copy not in ("pipelined", "store-and-forward"):
+            raise NearStoreError(f"copy={copy!r}: use 'pipelined' or 'store-and-forward'")
+        self.duplex, self.copy = duplex, copy
+        self._set_host(host_gbps)
         self.files: dict[str, list[Extent]] = {}
         self._lock = threading.Lock()
         self._host_bytes: dict[str, int] = defaultdict(int)
@@ -65,11 +71,16 @@ class Nescafe:
     # -- links -------------------------------------------------------------------
     def set_links(self, host_gbps: float | None = None, d2d_gbps: float | None = None) -> None:
         """Pace the host link (here) and every device's device-to-device link (None = unpaced)."""
-        self.host_link = TokenBucket(gbps(host_gbps))
-        self.host_gbps = host_gbps
+        self._set_host(host_gbps)
         for d in self.devices:
             self.client.call(d, "nearstore", "configure", d2d_gbps=d2d_gbps,
                              chunk_size=self.chunk_size, directory=self.directory)
+
+    def _set_host(self, host_gbps: float | None) -> None:
+        # the host's port: device->host (rx) and host->device (tx); full duplex = one bucket each
+        self.host_rx = TokenBucket(gbps(host_gbps))
+        self.host_tx = self.host_rx if self.duplex == "half" else TokenBucket(gbps(host_gbps))
+        self.host_gbps = host_gbps
 
     def reset_counters(self) -> None:
         with self._lock:
@@ -92,24 +103,44 @@ class Nescafe:
 
     def host_read(self, ext: Extent, offset: int, length: int, phase: str) -> bytes:
         data = self.client.call(self._device(ext), "nearstore", "read", ext, offset, length, phase=phase)
-        self.host_link.consume(len(data))
+        self.host_rx.consume(len(data))
         with self._lock:
             self._host_bytes[phase] += len(data)
         return data
 
     def host_write(self, ext: Extent, data: bytes, offset: int, phase: str) -> None:
-        self.host_link.consume(len(data))
+        self.host_tx.consume(len(data))
         self.client.call(self._device(ext), "nearstore", "write", ext, data, offset, phase=phase)
         with self._lock:
             self._host_bytes[phase] += len(data)
 
     def host_copy(self, src: Extent, dst: Extent, phase: str) -> None:
-        """device -> host -> device, one chunk at a time (store and forward, like cp)."""
-        off = 0
-        while off < src.nbytes:
-            n = min(self.chunk_size, src.nbytes - off)
-            self.host_write(dst, self.host_read(src, off, n, phase), off, phase)
-            off += n
+        """device -> host -> device in chunks. ``pipelined`` (default) reads the next chunk
+        while the previous one is written, as cp does with page-cache write-back;
+        ``store-and-forward`` reads then writes each chunk."""
+        offs = [(o, min(self.chunk_size, src.nbytes - o)) for o in range(0, src.nbytes, self.chunk_size)]
+        if self.copy == "store-and-forward":
+            for off, n in offs:
+                self.host_write(dst, self.host_read(src, off, n, phase), off, phase)
+            return
+        q: queue.Queue = queue.Queue(maxsize=2)
+        err: list[BaseException] = []
+
+        def reader() -> None:
+            try:
+                for off, n in offs:
+                    q.put((off, self.host_read(src, off, n, phase)))
+            except BaseException as e:  # noqa: BLE001 - handed to the writer
+                err.append(e)
+            finally:
+                q.put(None)
+        t = threading.Thread(target=reader, name="nescafe-copy", daemon=True)
+        t.start()
+        while (item := q.get()) is not None:
+            self.host_write(dst, item[1], item[0], phase)
+        t.join()
+        if err:
+            raise err[0]
 
     def read_extents(self, exts: list[Extent], phase: str) -> bytes:
         out = bytearray()
