@@ -8,7 +8,7 @@ import pytest
 from colony.errors import LockTimeout, NearStoreError, UnknownOperation
 from colony.nearstore import Costa, Nescafe, SubOp, sequential_policy
 from colony.nearstore import records as R
-from colony.nearstore.address import Extent, decode
+from colony.nearstore.address import decode
 from colony.services.local import LocalColony
 
 CHUNK = 16 * 1000        # small chunks so every op runs many chunks

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import platform
-import statistics
 import time
 from typing import Any, Callable
 
