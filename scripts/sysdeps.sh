@@ -3,6 +3,7 @@
 set -euo pipefail
 need=()
 command -v stress-ng >/dev/null 2>&1 || need+=(stress-ng)
+command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)      # nearstore FUSE mount (optional)
 [ ${#need[@]} -eq 0 ] && exit 0
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo -n"
 export DEBIAN_FRONTEND=noninteractive

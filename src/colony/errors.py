@@ -75,3 +75,23 @@ class ProtocolError(QuantifyError):
 
 class NotAnMBWU(QuantifyError):
     """A measured peak was throttled by the platform (CPU, memory, network), not the medium."""
+
+
+class NearStoreError(ColonyError):
+    """Near-storage computation (colony.nearstore) was asked something it cannot do."""
+
+
+class AddressError(NearStoreError):
+    """A global block address or device id is out of range."""
+
+
+class BlockRangeError(NearStoreError):
+    """A block read or write falls outside what a device's block store holds."""
+
+
+class LockTimeout(NearStoreError):
+    """An operation waited too long for a locked block (a COSTA policy never unlocked it)."""
+
+
+class UnknownOperation(NearStoreError):
+    """No computational-storage operation is registered under that name."""
