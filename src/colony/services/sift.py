@@ -1,0 +1,117 @@
+"""The sifting service: one device's processing elements, reachable as endpoints.
+
+Pure logic (no Ray): :class:`colony.sift.SiftNode` holds the state; this service adds
+the device-to-device hand-off. ``publish`` sends each outbox part straight to the
+device that owns it (``peers.call(owner, "sift", "deliver", key, object)``) and drops
+it only when that call returned, i.e. when the receiver stored it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pyarrow as pa
+
+from colony.services.base import Service, endpoint, service
+from colony.sift import SiftError, SiftNode, SiftPlan
+
+
+@service
+class SiftService(Service):
+    name = "sift"
+
+    def __init__(self, ctx, **options: Any) -> None:
+        super().__init__(ctx, **options)
+        self.node: SiftNode | None = None
+        if "k" in options:
+            self.configure(**options)
+
+    def _need(self) -> SiftNode:
+        if self.node is None:
+            raise SiftError(f"sifting is not configured on {self.ctx.name!r}; call sift.configure(k, n_bins, members) first")
+        return self.node
+
+    @endpoint
+    def configure(self, k: int, n_bins: int | None = None, members: list[str] | None = None,
+                  routing: str = "low", threshold_rows: int = 1 << 20, threshold_bytes: int | None = None) -> dict:
+        """(Re)build this device's PEs for a plan; state on the workdir is recovered if it matches."""
+        if members is None:
+            members = self.ctx.peers.devices() if self.ctx.peers is not None else [self.ctx.name]
+        plan = SiftPlan(k=int(k), n_bins=int(n_bins or len(members)), members=tuple(members), routing=routing)
+        if self.node is not None:
+            self.node.close()
+        self.node = SiftNode(self.ctx.name, plan, self.ctx.store, workdir=self.ctx.workdir,
+                             threshold_rows=threshold_rows, threshold_bytes=threshold_bytes,
+                             threads=self.ctx.threads)
+        return {**plan.to_dict(), "recovered": self.node.recovered}
+
+    @endpoint
+    def plan(self) -> dict:
+        return self._need().plan.to_dict()
+
+    @endpoint
+    def inject(self, table: pa.Table | list[pa.Table], source: str, seq: int) -> str:
+        """A simulation rank hands a snapshot to its local device's stage-1 PE."""
+        return self._need().inject(table, source, seq)
+
+    @endpoint
+    def deliver(self, key: str, obj) -> bool:
+        """Accept a part from another PE (idempotent by key); returning is the acknowledgement."""
+        return self._need().accept(key, obj)
+
+    @endpoint
+    def compact(self, stage: int, force: bool = False) -> dict:
+        return self._need().compact(stage, force=force)
+
+    @endpoint
+    def publish(self, stage: int | str | None = None) -> dict:
+        """Deliver outbox parts to their owners; keep what was not acknowledged for a later retry."""
+        node = self._need()
+        stats = {"objects": 0, "bytes": 0, "rows": 0, "duplicates": 0, "failed": 0, "publish_s": 0.0,
+                 "errors": []}
+        t0 = time.perf_counter()
+        unreachable: set[str] = set()
+        for key, owner in node.outbox(stage):
+            if owner in unreachable:
+                stats["failed"] += 1
+                continue
+            buf = node.outgoing(key)
+            try:
+                if owner == self.ctx.name:
+                    fresh = node.accept(key, buf)
+                else:
+                    if self.ctx.peers is None:
+                        raise SiftError(f"{self.ctx.name!r} has no peers to reach {owner!r}")
+                    fresh = self.ctx.peers.call(owner, "sift", "deliver", key, buf)
+            except Exception as e:   # receiver down or restarting: keep the part, retry later
+                unreachable.add(owner)
+                stats["failed"] += 1
+                stats["errors"].append(f"{owner}: {type(e).__name__}: {e}"[:300])
+                continue
+            node.ack(key)
+            stats["objects"] += 1
+            stats["bytes"] += buf.size
+            stats["duplicates"] += 0 if fresh else 1
+        stats["publish_s"] = time.perf_counter() - t0
+        stats["pending"] = len(node.outbox(stage))
+        return stats
+
+    @endpoint
+    def status(self) -> dict:
+        return self._need().status()
+
+    @endpoint
+    def bins(self) -> dict[int, int]:
+        return self._need().bins()
+
+    @endpoint
+    def bin(self, bin_id: int) -> pa.Table | None:
+        return self._need().bin_table(int(bin_id))
+
+    @endpoint
+    def track(self, particle_id: int) -> pa.Table | None:
+        return self._need().track(int(particle_id))
+
+
+__all__ = ["SiftService"]
