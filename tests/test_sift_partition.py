@@ -18,9 +18,11 @@ def _table(ids):
 @settings(max_examples=60, deadline=None)
 @given(ids=st.lists(st.integers(0, 2**64 - 1), max_size=400), k=st.integers(1, 8),
        shift=st.integers(0, 20), routing=st.sampled_from(["low", "hash"]),
-       block=st.sampled_from([None, 1, 7, 64]))
-def test_split_properties(ids, k, shift, routing, block):
+       block=st.sampled_from([None, 1, 7, 64]), cut=st.floats(0, 1))
+def test_split_properties(ids, k, shift, routing, block, cut):
     t = _table(ids)
+    c = int(cut * t.num_rows)
+    t = pa.concat_tables([t.slice(0, c), t.slice(c)])      # chunked input, as after a concat of objects
     from colony.sift.partition import split_by_ids, id_array
     pids = partition_ids(id_array(t), k, shift, routing)
     parts = split_by_ids(t, pids, 1 << k, block_rows=block)

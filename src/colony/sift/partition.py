@@ -113,24 +113,28 @@ def split_by_ids(table: pa.Table, pids: np.ndarray, parts: int,
     if int(pids.max()) >= parts:
         raise SiftError(f"partition id {int(pids.max())} out of range for {parts} parts")
     B = block_rows or block_rows_for(parts)
-    batches = table.combine_chunks().to_batches()
-    rb = batches[0] if len(batches) == 1 else pa.RecordBatch.from_struct_array(
-        table.to_struct_array().combine_chunks())
+    # Blocks never straddle a chunk, so chunked input (many objects concatenated) needs no copy.
+    spans: list[tuple[pa.RecordBatch, int, int, int]] = []   # (batch, offset in batch, offset in table, rows)
+    pos = 0
+    for rb in table.to_batches():
+        for off in range(0, rb.num_rows, B):
+            spans.append((rb, off, pos + off, min(B, rb.num_rows - off)))
+        pos += rb.num_rows
 
-    def block(start: int):
-        blk = pids[start:start + B]
+    def block(span):
+        rb, off, start, rows = span
+        blk = pids[start:start + rows]
         counts = np.bincount(blk, minlength=parts)
         order = np.argsort(blk, kind="stable")       # radix sort on 8/16-bit keys
-        order = order.astype(np.uint16 if len(blk) <= 1 << 16 else np.uint32)
-        return counts, rb.slice(start, len(blk)).take(pa.array(order))
+        order = order.astype(np.uint16 if rows <= 1 << 16 else np.uint32)
+        return counts, rb.slice(off, rows).take(pa.array(order))
 
-    starts = range(0, n, B)
-    if threads > 1 and len(starts) > 1:
+    if threads > 1 and len(spans) > 1:
         from concurrent.futures import ThreadPoolExecutor
         with ThreadPoolExecutor(threads) as ex:
-            blocks = list(ex.map(block, starts))
+            blocks = list(ex.map(block, spans))
     else:
-        blocks = [block(s) for s in starts]
+        blocks = [block(sp) for sp in spans]
     pieces: list[list[pa.RecordBatch]] = [[] for _ in range(parts)]
     for counts, sorted_blk in blocks:
         ends = np.cumsum(counts)
