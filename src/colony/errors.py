@@ -39,3 +39,15 @@ class EngineUnavailable(ColonyError):
 
 class DataError(ColonyError):
     """Input data does not have the shape a loader or generator needs."""
+
+
+class UnknownDevice(ColonyError):
+    """A device name that the colony's configuration does not define."""
+
+
+class RuntimeFailure(ColonyError):
+    """The distributed runtime (Ray) could not start, attach or reach a device."""
+
+
+class DeviceFull(ColonyError):
+    """A device cannot take more data now (back-pressure with policy 'raise')."""

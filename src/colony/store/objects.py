@@ -3,18 +3,35 @@
 Objects are held in the one object format, so a get can hand the bytes to the wire
 unchanged and decoding them is zero-copy. Hooks let services keep per-object state
 (for example statistics) in step with puts and drops.
+
+With a memory budget, the least recently used objects spill to local disk in the same
+object format (``<spill_dir>/<pool>/<key>.clny``) and come back into memory on get. A new
+store over an existing spill directory recovers every spilled object, which is how a
+restarted device keeps them. An object that fits neither memory nor the disk budget is
+refused with :class:`ObjectTooLarge` before anything changes.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import os
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Iterable
+from urllib.parse import quote, unquote
 
 import pyarrow as pa
 
 from colony import codec
-from colony.errors import ColonyError
+from colony.errors import CodecError, ColonyError
+
+log = logging.getLogger(__name__)
+
+SPILL_SUFFIX = ".clny"
+_MAX_NAME = 200
 
 
 class StoreError(ColonyError):
@@ -29,6 +46,23 @@ class UnknownKey(StoreError):
     pass
 
 
+class ObjectTooLarge(StoreError):
+    """The object fits neither the memory budget nor the free spill space.
+
+    ``size`` and ``capacity`` (memory + disk budget) tell a producer whether waiting can
+    ever help (back-pressure) or the object can never fit.
+    """
+
+    size: int = 0
+    capacity: int = 0
+
+
+def _too_large(size: int, capacity: int, message: str) -> ObjectTooLarge:
+    e = ObjectTooLarge(message)
+    e.size, e.capacity = size, capacity
+    return e
+
+
 @dataclass(frozen=True)
 class Entry:
     pool: str
@@ -36,21 +70,51 @@ class Entry:
     nbytes: int
     rows: int
     codec: str
+    spilled: bool = False
+
+
+@dataclass(frozen=True)
+class _Spilled:
+    path: Path
+    size: int
 
 
 PutHook = Callable[[str, str, list[pa.Table]], None]
 DropHook = Callable[[str, str], None]
 
 
-class ObjectStore:
-    """In-memory pools of packed objects, safe to call from several threads."""
+def _fname(key: str) -> str:
+    q = quote(key, safe="")
+    return q if len(q) <= _MAX_NAME else "~" + hashlib.blake2b(key.encode(), digest_size=20).hexdigest()
 
-    def __init__(self, device: str = "local") -> None:
+
+class ObjectStore:
+    """In-memory pools of packed objects, safe to call from several threads.
+
+    ``memory_budget`` (bytes, 0 = unlimited) caps the bytes held in memory; beyond it
+    objects spill to ``spill_dir`` up to ``disk_budget`` bytes (0 = never spill).
+    """
+
+    def __init__(self, device: str = "local", *, memory_budget: int = 0,
+                 spill_dir: str | os.PathLike | None = None, disk_budget: int = 0,
+                 threads: int | None = None) -> None:
+        if disk_budget and spill_dir is None:
+            raise StoreError("a disk budget needs a spill_dir; pass spill_dir=... or disk_budget=0")
         self.device = device
-        self._pools: dict[str, dict[str, pa.Buffer]] = {}
+        self.memory_budget = int(memory_budget)
+        self.disk_budget = int(disk_budget) if spill_dir is not None else 0
+        self.spill_dir = Path(spill_dir) if spill_dir is not None else None
+        self.threads = threads
+        self._pools: dict[str, dict[str, pa.Buffer | _Spilled]] = {}
+        self._lru: OrderedDict[tuple[str, str], int] = OrderedDict()   # in-memory objects, oldest first
+        self._mem = 0
+        self._disk = 0
         self._lock = threading.RLock()
         self._put_hooks: list[PutHook] = []
         self._drop_hooks: list[DropHook] = []
+        self.recovered = 0
+        if self.spill_dir is not None:
+            self._recover()
 
     # -- pools -------------------------------------------------------------
     def create_pool(self, pool: str) -> None:
@@ -61,7 +125,7 @@ class ObjectStore:
         with self._lock:
             return sorted(self._pools)
 
-    def _pool(self, pool: str) -> dict[str, pa.Buffer]:
+    def _pool(self, pool: str) -> dict[str, pa.Buffer | _Spilled]:
         try:
             return self._pools[pool]
         except KeyError:
@@ -73,28 +137,48 @@ class ObjectStore:
         """Store tables (packed with ``codec_name``) or an already packed object."""
         if isinstance(obj, (pa.Table, pa.RecordBatch, list, tuple)):
             tables = list(obj) if isinstance(obj, (list, tuple)) else [obj]
-            buf = codec.pack(tables, codec_name)
+            buf = codec.pack(tables, codec_name, threads=self.threads)
         else:
             buf = obj if isinstance(obj, pa.Buffer) else pa.py_buffer(obj)
             tables = None
         info = codec.read_info(buf)  # refuse anything that is not a well-formed object
         with self._lock:
-            self._pool(pool)[key] = buf
+            self._pool(pool)
+            spilled = self._admit(pool, key, buf)
         if self._put_hooks:
             tables = tables if tables is not None else codec.unpack(buf)
             for hook in self._put_hooks:
                 hook(pool, key, [t if isinstance(t, pa.Table) else pa.Table.from_batches([t]) for t in tables])
-        return Entry(pool, key, info.nbytes, info.rows, info.codec)
+        return Entry(pool, key, info.nbytes, info.rows, info.codec, spilled)
 
     def get(self, pool: str, key: str) -> pa.Buffer:
+        """The object's bytes; a spilled object is reloaded into memory when it fits."""
         with self._lock:
             p = self._pool(pool)
             if key not in p:
                 raise UnknownKey(f"pool {pool!r} on device {self.device!r} has no key {key!r}")
-            return p[key]
+            v = p[key]
+            if isinstance(v, pa.Buffer):
+                self._lru.move_to_end((pool, key))
+                return v
+            buf = self._read_spilled(v)
+            if self.memory_budget and v.size <= self.memory_budget:
+                plan = self._plan(v.size, extra_disk=-v.size)
+                if plan is not None:
+                    self._evict(plan)
+                    v.path.unlink(missing_ok=True)
+                    self._disk -= v.size
+                    p[key] = buf
+                    self._lru[(pool, key)] = v.size
+                    self._mem += v.size
+            return buf
 
     def get_tables(self, pool: str, key: str) -> list[pa.Table]:
         return codec.unpack(self.get(pool, key), verify=False)
+
+    def contains(self, pool: str, key: str) -> bool:
+        with self._lock:
+            return key in self._pool(pool)
 
     def list(self, pool: str, prefix: str = "") -> list[str]:
         with self._lock:
@@ -104,9 +188,13 @@ class ObjectStore:
         with self._lock:
             items = [(k, b) for k, b in self._pool(pool).items() if k.startswith(prefix)]
         out = []
-        for k, b in sorted(items):
-            info = codec.read_info(b)
-            out.append(Entry(pool, k, info.nbytes, info.rows, info.codec))
+        for k, b in sorted(items, key=lambda kv: kv[0]):
+            spilled = isinstance(b, _Spilled)
+            try:
+                info = codec.read_info(self._read_spilled(b) if spilled else b)
+            except (StoreError, CodecError):
+                continue   # dropped meanwhile
+            out.append(Entry(pool, k, info.nbytes, info.rows, info.codec, spilled))
         return out
 
     def drop(self, pool: str, key: str) -> None:
@@ -114,17 +202,28 @@ class ObjectStore:
             p = self._pool(pool)
             if key not in p:
                 raise UnknownKey(f"pool {pool!r} on device {self.device!r} has no key {key!r}")
-            del p[key]
+            self._remove(pool, key)
         for hook in self._drop_hooks:
             hook(pool, key)
 
     def info(self) -> dict:
         with self._lock:
-            return {
-                "device": self.device,
-                "pools": {name: {"objects": len(p), "bytes": sum(b.size for b in p.values())}
-                          for name, p in self._pools.items()},
-            }
+            pools = {}
+            for name, p in self._pools.items():
+                mem = [b.size for b in p.values() if isinstance(b, pa.Buffer)]
+                disk = [b.size for b in p.values() if isinstance(b, _Spilled)]
+                pools[name] = {"objects": len(p), "bytes": sum(mem) + sum(disk), "spilled": len(disk),
+                               "spilled_bytes": sum(disk)}
+            return {"device": self.device, "pools": pools, "memory_used": self._mem,
+                    "memory_budget": self.memory_budget, "disk_used": self._disk, "disk_budget": self.disk_budget,
+                    "spill_dir": str(self.spill_dir) if self.spill_dir else None, "recovered": self.recovered}
+
+    def free_bytes(self) -> int | None:
+        """Bytes a put can still take (memory + spill), None when unlimited."""
+        with self._lock:
+            if not self.memory_budget:
+                return None
+            return max(0, self.memory_budget - self._mem) + max(0, self.disk_budget - self._disk)
 
     # -- hooks -------------------------------------------------------------
     def on_put(self, hook: PutHook) -> None:
@@ -137,3 +236,169 @@ class ObjectStore:
         with self._lock:
             names = list(pools) if pools is not None else list(self._pools)
             return [(p, k) for p in names for k in sorted(self._pool(p))]
+
+    # -- budget and spill (call with the lock held) ---------------------------
+    def _remove(self, pool: str, key: str) -> None:
+        v = self._pools[pool].pop(key)
+        if isinstance(v, pa.Buffer):
+            self._mem -= self._lru.pop((pool, key))
+        else:
+            v.path.unlink(missing_ok=True)
+            self._disk -= v.size
+
+    def _plan(self, size: int, extra_disk: int = 0, exclude: tuple[str, str] | None = None):
+        """LRU victims that make room for ``size`` bytes in memory, or None if the disk cannot take them."""
+        need = self._mem + size - self.memory_budget
+        victims, freed = [], 0
+        if need > 0:
+            for pk, n in self._lru.items():
+                if freed >= need:
+                    break
+                if pk == exclude:
+                    continue
+                victims.append(pk)
+                freed += n
+            if freed < need:
+                return None
+        if victims and (self.spill_dir is None or self._disk + extra_disk + freed > self.disk_budget):
+            return None
+        return victims
+
+    def _evict(self, victims: list[tuple[str, str]]) -> None:
+        written: list[tuple[tuple[str, str], _Spilled]] = []
+        try:
+            for pool, key in victims:
+                buf = self._pools[pool][key]
+                written.append(((pool, key), self._write_spill(pool, key, buf)))
+        except OSError as e:
+            for _, s in written:
+                s.path.unlink(missing_ok=True)
+            raise StoreError(f"device {self.device!r} could not spill to {self.spill_dir}: {e}; "
+                             f"check the disk or raise the memory budget") from e
+        for (pool, key), s in written:
+            self._pools[pool][key] = s
+            self._mem -= self._lru.pop((pool, key))
+            self._disk += s.size
+
+    def _admit(self, pool: str, key: str, buf: pa.Buffer) -> bool:
+        """Place a new object in memory (spilling LRU objects) or on disk; all or nothing."""
+        size = buf.size
+        old = self._pools[pool].get(key)
+        old_mem = old.size if isinstance(old, pa.Buffer) else 0
+        old_disk = old.size if isinstance(old, _Spilled) else 0
+        if not self.memory_budget:
+            if old is not None:
+                self._remove(pool, key)
+            self._pools[pool][key] = buf
+            self._lru[(pool, key)] = size
+            self._mem += size
+            return False
+        # plan as if the old version were gone
+        self._mem -= old_mem
+        self._disk -= old_disk
+        try:
+            to_disk = size > self.memory_budget
+            victims = None if to_disk else self._plan(size, exclude=(pool, key))
+            if victims is None:
+                to_disk = True
+                if self.spill_dir is None or self._disk + size > self.disk_budget:
+                    free = max(0, self.memory_budget - self._mem) + max(0, self.disk_budget - self._disk)
+                    raise _too_large(size, self.memory_budget + self.disk_budget, 
+                        f"object {pool}/{key} ({size} bytes) does not fit device {self.device!r}: memory budget "
+                        f"{self.memory_budget} bytes ({self._mem} used), spill budget {self.disk_budget} bytes "
+                        f"({self._disk} used), at most {free} bytes free; split the object, drop objects or raise "
+                        f"the device's memory/disk budget")
+        finally:
+            self._mem += old_mem
+            self._disk += old_disk
+        if to_disk:
+            spilled = self._write_spill(pool, key, buf)   # writes a temp file first: nothing partial on failure
+            if isinstance(old, pa.Buffer):
+                self._mem -= self._lru.pop((pool, key))
+            elif isinstance(old, _Spilled):
+                self._disk -= old.size   # same path: the new file replaced it
+            self._pools[pool][key] = spilled
+            self._disk += size
+            return True
+        if old is not None:
+            if isinstance(old, _Spilled):
+                self._remove(pool, key)
+            else:
+                self._mem -= self._lru.pop((pool, key))
+                del self._pools[pool][key]
+        self._evict(victims)
+        self._pools[pool][key] = buf
+        self._lru[(pool, key)] = size
+        self._mem += size
+        return False
+
+    def _write_spill(self, pool: str, key: str, buf: pa.Buffer) -> _Spilled:
+        d = self.spill_dir / quote(pool, safe="")
+        d.mkdir(parents=True, exist_ok=True)
+        name = _fname(key)
+        path = d / (name + SPILL_SUFFIX)
+        tmp = d / (name + SPILL_SUFFIX + ".tmp")
+        try:
+            if name.startswith("~"):
+                (d / (name + ".key")).write_text(key)
+            with open(tmp, "wb") as f:
+                f.write(memoryview(buf))
+            os.replace(tmp, path)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+            raise
+        return _Spilled(path, buf.size)
+
+    def _read_spilled(self, s: _Spilled) -> pa.Buffer:
+        try:
+            with pa.memory_map(str(s.path), "r") as f:
+                return f.read_buffer()
+        except (OSError, pa.ArrowException) as e:
+            raise StoreError(f"spilled object {s.path} on device {self.device!r} cannot be read: {e}") from e
+
+    def _recover(self) -> None:
+        """Register objects spilled by an earlier store over the same directory (device restart)."""
+        if not self.spill_dir.is_dir():
+            return
+        for pdir in sorted(x for x in self.spill_dir.iterdir() if x.is_dir()):
+            pool = unquote(pdir.name)
+            for f in sorted(pdir.iterdir()):
+                if f.name.endswith(".tmp"):
+                    f.unlink(missing_ok=True)   # an interrupted spill: the object was never acknowledged
+                    continue
+                if not f.name.endswith(SPILL_SUFFIX):
+                    continue
+                stem = f.name[:-len(SPILL_SUFFIX)]
+                key = (pdir / (stem + ".key")).read_text() if stem.startswith("~") else unquote(stem)
+                s = _Spilled(f, f.stat().st_size)
+                try:
+                    codec.read_info(self._read_spilled(s))
+                except (StoreError, CodecError) as e:
+                    log.warning("device %s: skipping unreadable spill file %s: %s", self.device, f, e)
+                    continue
+                self._pools.setdefault(pool, {})[key] = s
+                self._disk += s.size
+                self.recovered += 1
+
+
+def clear_spill_dir(spill_dir: str | os.PathLike) -> int:
+    """Delete the spill files a store wrote under ``spill_dir`` (only those); returns how many.
+
+    A device starting fresh (not restarted by Ray) calls this so objects of an earlier
+    colony do not reappear; a restarted device keeps them and recovers them instead.
+    """
+    root = Path(spill_dir)
+    if not root.is_dir():
+        return 0
+    n = 0
+    for pdir in (x for x in root.iterdir() if x.is_dir()):
+        for f in pdir.iterdir():
+            if f.name.endswith((SPILL_SUFFIX, SPILL_SUFFIX + ".tmp")) or (f.name.startswith("~")
+                                                                         and f.name.endswith(".key")):
+                f.unlink(missing_ok=True)
+                n += 1
+        try:
+            pdir.rmdir()
+        except OSError:
+            pass
+    return n

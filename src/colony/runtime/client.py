@@ -1,0 +1,331 @@
+"""The Colony client: ``colony.connect(config, address)`` and the :class:`Colony` handle.
+
+It starts a local Ray colony (or attaches to a running cluster), creates one device
+actor per configured device (pinned by its custom resource, threaded, restartable) and
+routes object operations by each pool's policy (TFT or hash).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+import pyarrow as pa
+import ray
+
+from colony import codec
+from colony.config import ColonyConfig
+from colony.config.schema import resolve as resolve_config
+from colony.errors import ColonyError, RuntimeFailure, UnknownDevice
+from colony.runtime import auth
+from colony.runtime.actor import DeviceActor, actor_name
+from colony.runtime.emulation import label
+from colony.store import Entry, routing
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TEMP_ENV = "COLONY_RAY_TEMP_DIR"
+READY_TIMEOUT_S = 180.0
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What a client knows about a device (from the configuration, not from measurements)."""
+
+    name: str
+    role: str
+    emulated: bool
+    profile: str
+    threads: int
+    memory: int
+    disk: int
+    link_gbps: float | None
+    resources: Mapping[str, float]
+    pools: tuple[str, ...]
+    services: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return label(self.emulated, self.profile)
+
+
+def _resolve(refs, timeout: float | None = None):
+    """ray.get, with a device's own Colony error re-raised as itself (clean message)."""
+    try:
+        return ray.get(refs, timeout=timeout)
+    except ray.exceptions.RayTaskError as e:
+        cause = getattr(e, "cause", None)
+        if isinstance(cause, ColonyError):
+            raise cause from None
+        raise
+    except ray.exceptions.GetTimeoutError as e:
+        raise RuntimeFailure(f"a device did not answer within {timeout} s; check `colony status`") from e
+    except ray.exceptions.RayActorError as e:
+        raise RuntimeFailure(f"a device actor died or is restarting ({type(e).__name__}): {e.error_msg if hasattr(e, 'error_msg') else e}; "
+                             f"retry once Ray has restarted it, or check `colony status`") from e
+
+
+def _device_resources(config: ColonyConfig) -> dict[str, float]:
+    total: dict[str, float] = {}
+    for d in config.devices.values():
+        for r, n in d.resources.items():
+            total[r] = total.get(r, 0.0) + n
+    return total
+
+
+def ray_start_line(config: ColonyConfig, device: str, head_address: str = "<head-ip>:6379") -> str:
+    """The `ray start` command that makes a node offer ``device``."""
+    import json
+    res = json.dumps(dict(config.devices[device].resources)).replace(" ", "")
+    return f"RAY_AUTH_MODE=token ray start --address={head_address} --resources='{res}'"
+
+
+class Colony:
+    """A handle on a running colony. Use :func:`connect` to make one."""
+
+    def __init__(self, config: ColonyConfig | Mapping | str | os.PathLike | None = None,
+                 address: str | None = None, *, temp_dir: str | None = None, detached: bool = False,
+                 object_store_memory: int | None = None, num_cpus: int | None = None,
+                 create: bool = True) -> None:
+        self.config = resolve_config(config)
+        self._create = create
+        rt = self.config.runtime
+        self.auth_mode = auth.enable(rt.auth)
+        self._owns_ray = False
+        if ray.is_initialized():
+            if address and not _same_cluster(address):
+                raise RuntimeFailure(f"this process is already connected to another Ray cluster; cannot attach "
+                                     f"to {address!r} too (use one colony per process or call shutdown() first)")
+        elif address:
+            try:
+                ray.init(address=address, namespace=self.config.namespace, log_to_driver=False)
+            except Exception as e:   # ConnectionError, auth failures, ...
+                raise RuntimeFailure(f"cannot attach to the Ray cluster at {address!r}: {e}; is it running "
+                                     f"(`ray status --address {address}`) and does this process have its token "
+                                     f"(RAY_AUTH_TOKEN or {auth.token_path()})?") from e
+        else:
+            tmp = temp_dir or rt.temp_dir or os.environ.get(DEFAULT_TEMP_ENV)
+            kw: dict[str, Any] = dict(
+                num_cpus=num_cpus or rt.num_cpus or os.cpu_count() or 1,
+                resources=_device_resources(self.config),
+                object_store_memory=object_store_memory or rt.object_store_memory,
+                include_dashboard=False, namespace=self.config.namespace, log_to_driver=False)
+            if tmp:
+                from colony.runtime.cluster import use_temp_dir
+                use_temp_dir(tmp)
+                kw["_temp_dir"] = tmp
+            try:
+                ray.init(**kw)
+            except Exception as e:
+                raise RuntimeFailure(f"cannot start a local Ray colony: {e}") from e
+            self._owns_ray = True
+        self.auth_mode = auth.current_mode()
+        self._check_resources()
+        self._detached = detached
+        self._created: list[str] = []
+        self._actors: dict[str, Any] = {}
+        self._start_actors()
+        self._seq: dict[str, int] = {}
+        self._placed: dict[str, set[str]] = {}
+
+    # -- setup ----------------------------------------------------------------------
+    def _check_resources(self) -> None:
+        have = ray.cluster_resources()
+        missing = [(n, r) for n, d in self.config.devices.items() for r, amt in d.resources.items()
+                   if have.get(r, 0) < amt]
+        if missing:
+            lines = "; ".join(ray_start_line(self.config, n) for n, _ in missing)
+            raise RuntimeFailure(
+                f"the Ray cluster offers no node for device(s) {sorted({n for n, _ in missing})} (missing resources "
+                f"{sorted({r for _, r in missing})}); start a node for each, e.g. {lines}")
+
+    def _start_actors(self) -> None:
+        rt = self.config.runtime
+        remote = ray.remote(DeviceActor)
+        existing = set()
+        for name, spec in self.config.devices.items():
+            aname = actor_name(self.config, name)
+            try:
+                handle = ray.get_actor(aname, namespace=self.config.namespace)
+                existing.add(name)
+            except ValueError:
+                if not self._create:
+                    raise RuntimeFailure(f"device {name!r} of colony {self.config.name!r} is not running on this "
+                                         f"cluster; start the colony with `colony up`") from None
+                handle = remote.options(
+                    name=aname, namespace=self.config.namespace, lifetime="detached" if self._detached else None,
+                    resources=dict(spec.resources), num_cpus=0, max_concurrency=rt.max_concurrency,
+                    max_restarts=rt.max_restarts, max_task_retries=0,
+                ).remote(self.config, name)
+                self._created.append(name)
+            self._actors[name] = handle
+        try:
+            names = list(self._actors)
+            _resolve([self._actors[n].ping.remote() for n in names], timeout=READY_TIMEOUT_S)
+        except Exception:
+            self._kill(self._created)
+            raise
+        if existing:
+            log.info("attached to running devices %s", sorted(existing))
+
+    # -- devices ------------------------------------------------------------------------
+    @property
+    def devices(self) -> list[DeviceInfo]:
+        c = self.config
+        return [DeviceInfo(name=d.name, role=d.role, emulated=d.emulated, profile=d.profile, threads=d.threads,
+                           memory=d.memory, disk=d.disk, link_gbps=d.link_gbps, resources=dict(d.resources),
+                           pools=tuple(c.device_pools(d.name)),
+                           services=tuple(["objects", *c.device_services(d.name)]))
+                for d in c.devices.values()]
+
+    def actor(self, device: str):
+        try:
+            return self._actors[device]
+        except KeyError:
+            raise UnknownDevice(f"unknown device {device!r}; devices in colony {self.config.name!r}: "
+                                f"{sorted(self._actors)}") from None
+
+    # -- services -----------------------------------------------------------------------
+    def call(self, device: str, service: str, method: str, *args: Any, **kwargs: Any) -> Any:
+        """Call an endpoint of a service placed on ``device`` and wait for its result."""
+        return _resolve(self.actor(device).call.remote(service, method, *args, **kwargs))
+
+    def call_async(self, device: str, service: str, method: str, *args: Any, **kwargs: Any):
+        """Start a call; returns a future (a Ray ObjectRef) for :meth:`wait`."""
+        return self.actor(device).call.remote(service, method, *args, **kwargs)
+
+    def wait(self, futures, timeout: float | None = None):
+        """Results of futures from :meth:`call_async` (a list, or one future)."""
+        return _resolve(futures, timeout=timeout)
+
+    def place(self, service: str, devices: str | list[str] = "all", **options: Any) -> None:
+        """Place a registered service on devices at run time ("all", "role:<role>", names).
+
+        Placements from the configuration come back when Ray restarts a device; run-time
+        placements do not (put lasting ones in the config).
+        """
+        from colony.config.schema import _select
+        names = _select(devices, self.config.devices, "place.devices")
+        _resolve([self.actor(n).place.remote(service, options) for n in names])
+        self._placed.setdefault(service, set()).update(names)
+
+    # -- objects ---------------------------------------------------------------------------
+    def owner(self, pool: str, key: str) -> str:
+        p = self.config.pool(pool)
+        return routing.owner(key, p.members, p.policy)
+
+    def put(self, pool: str, key: str, tables, codec: str = "none", threads: int | None = None) -> Entry:
+        """Pack ``tables`` (one or a list) into an object here and store it on the key's owner."""
+        dev = self.owner(pool, key)
+        buf = tables if isinstance(tables, pa.Buffer) else _pack(tables, codec, threads)
+        return _resolve(self.actor(dev).put.remote(pool, key, buf))
+
+    def put_async(self, pool: str, key: str, tables, codec: str = "none"):
+        dev = self.owner(pool, key)
+        buf = tables if isinstance(tables, pa.Buffer) else _pack(tables, codec, None)
+        return self.actor(dev).put.remote(pool, key, buf)
+
+    def get_object(self, pool: str, key: str) -> pa.Buffer:
+        """The packed object (zero-copy view of what the device sent)."""
+        return _resolve(self.actor(self.owner(pool, key)).get.remote(pool, key))
+
+    def get(self, pool: str, key: str, verify: bool = True) -> list[pa.Table]:
+        return codec.unpack(self.get_object(pool, key), verify=verify)
+
+    def list(self, pool: str, prefix: str = "") -> list[str]:
+        p = self.config.pool(pool)
+        parts = _resolve([self.actor(m).call.remote("objects", "list", pool, prefix) for m in p.members])
+        return sorted(k for part in parts for k in part)
+
+    def entries(self, pool: str, prefix: str = "") -> list[Entry]:
+        p = self.config.pool(pool)
+        parts = _resolve([self.actor(m).call.remote("objects", "entries", pool, prefix) for m in p.members])
+        return sorted((e for part in parts for e in part), key=lambda e: e.key)
+
+    def drop(self, pool: str, key: str) -> None:
+        _resolve(self.actor(self.owner(pool, key)).call.remote("objects", "drop", pool, key))
+
+    def set_link(self, device: str, gbps: float | None) -> None:
+        """Pace ``device``'s link at ``gbps`` Gbit/s from now on (None: unpaced)."""
+        _resolve(self.actor(device).set_link.remote(gbps))
+
+    def set_budget(self, device: str, memory: int | None = None, disk: int | None = None) -> dict:
+        """Change ``device``'s memory/disk budgets from now on (bytes); returns its store info."""
+        return _resolve(self.actor(device).set_budget.remote(memory, disk))
+
+    def info(self, device: str) -> dict:
+        return _resolve(self.actor(device).call.remote("objects", "info"))
+
+    def status(self) -> list[dict]:
+        """Per device: role, emulation, memory, objects, load (from the device actors)."""
+        names = list(self._actors)
+        return _resolve([self._actors[n].status.remote() for n in names], timeout=60)
+
+    # -- injection ---------------------------------------------------------------------------
+    def inject(self, data, device: str | None = None, pool: str = "inject", key_prefix: str = "inject/",
+               **kw):
+        """Move Arrow data (a table or an iterable of tables/batches) from this process into devices.
+
+        See :func:`colony.runtime.inject.inject`.
+        """
+        from colony.runtime.inject import inject
+        return inject(self, data, device=device, pool=pool, key_prefix=key_prefix, **kw)
+
+    def seq(self, prefix: str) -> int:
+        """The next key number inject uses after ``prefix``."""
+        return self._seq.get(prefix, 0)
+
+    def set_seq(self, prefix: str, n: int) -> None:
+        self._seq[prefix] = n
+
+    # -- teardown ---------------------------------------------------------------------------
+    def _kill(self, names: Iterable[str]) -> None:
+        for n in names:
+            h = self._actors.get(n)
+            if h is not None:
+                try:
+                    ray.kill(h, no_restart=True)
+                except Exception:
+                    pass
+
+    def shutdown(self, *, kill_devices: bool | None = None) -> None:
+        """Stop the devices this client created (unless detached) and Ray if this client started it."""
+        kill = (not self._detached) if kill_devices is None else kill_devices
+        if kill:
+            self._kill(self._created if kill_devices is None else list(self._actors))
+        if self._owns_ray and ray.is_initialized():
+            ray.shutdown()
+        self._owns_ray = False
+
+    def __enter__(self) -> "Colony":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.shutdown()
+
+
+def _pack(tables, codec_name: str, threads: int | None) -> pa.Buffer:
+    if isinstance(tables, (pa.Table, pa.RecordBatch)):
+        tables = [tables]
+    return codec.pack(list(tables), codec_name, threads=threads)
+
+
+def _same_cluster(address: str) -> bool:
+    try:
+        cur = ray.get_runtime_context().gcs_address
+    except Exception:
+        return False
+    return address in (cur, "auto") or address.split("//")[-1] == cur
+
+
+def connect(config: ColonyConfig | Mapping | str | os.PathLike | None = None, address: str | None = None,
+            **kw: Any) -> Colony:
+    """Start (or attach to) a colony.
+
+    ``config``: None (the embedded default: 1 host + 4 emulated SmartNICs), a dict, a TOML
+    path or a :class:`ColonyConfig`. ``address``: a running Ray cluster's GCS address to
+    attach to; None starts a local Ray (or reuses the one this process is connected to).
+    """
+    return Colony(config, address, **kw)

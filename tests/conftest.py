@@ -1,0 +1,40 @@
+"""Shared fixtures. Ray starts only for tests that request ``ray_colony`` (marked ``ray``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def ray_temp_dir() -> str:
+    """A Ray temp dir of this worktree's own (/tmp/ray-<worktree>), so engineers' clusters never collide."""
+    return os.environ.get("COLONY_TEST_RAY_TMP", f"/tmp/ray-{ROOT.name}")
+
+
+@pytest.fixture(scope="session")
+def ray_colony(tmp_path_factory):
+    """The embedded default colony (1 host + 4 emulated SmartNICs) on a 3-node Ray cluster.
+
+    Host on the head node, nic0/nic2 on node 1, nic1/nic3 on node 2 (see
+    ``colony.runtime.cluster.node_layout``), so transfers cross object stores. One per
+    test session; tests must not shut it down. Its ``cluster`` attribute is the
+    ``ray.cluster_utils.Cluster``. SmartNIC budgets are cut to 64 MiB memory + 512 MiB
+    spill so spilling is exercised with small data. Place your service with
+    ``ray_colony.place("svc", "role:smartnic", **options)``.
+    """
+    from colony.config import default
+    from colony.runtime.cluster import local_cluster
+    cfg = default().with_budgets(memory="64MiB", disk="512MiB")
+    with local_cluster(cfg, nodes=3, temp_dir=ray_temp_dir(), object_store_memory=256 << 20,
+                       spill_root=tmp_path_factory.mktemp("spill")) as colony:
+        yield colony
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "ray_colony" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.ray)
