@@ -18,7 +18,7 @@ from colony.store import ObjectStore
 
 def colony(n=4, workdir=None):
     return LocalColony({f"nic{i}": {"role": "smartnic", "services": {"sift": {}},
-                                    **({"workdir": str(workdir)} if workdir else {})} for i in range(n)})
+                                    **({"workdir": str(workdir / f"nic{i}")} if workdir else {})} for i in range(n)})
 
 
 def inject_round_robin(sifter, table, members, pieces=8):
@@ -124,7 +124,7 @@ def test_failed_and_repeated_deliveries_count_once():
 def restart(lc, device, workdir):
     """What a Ray restart does to a device: a new process, empty memory, same local disk."""
     old = lc.hosts[device]
-    ctx = DeviceContext(name=device, store=ObjectStore(device), peers=lc, workdir=str(workdir))
+    ctx = DeviceContext(name=device, store=ObjectStore(device), peers=lc, workdir=str(workdir / device))
     lc.hosts[device] = DeviceHost(ctx, {"sift": {}})
     old.services["sift"].node.close()
 
@@ -143,6 +143,9 @@ def test_device_restart_mid_sift_resumes_exactly_once(tmp_path):
     for st in range(2, s.plan.stages + 1):
         s.run_stage(st)
     check_exactly_once(s, table)
+    # a new run on the same devices starts empty: nothing of the old run reappears
+    s2 = Sifter(lc, members, k=2, n_bins=16, retry_wait_s=0)
+    assert s2.bins() == {} and all(v["outbox"] == 0 for v in s2.status().values())
 
 
 def test_crash_inside_compaction_recovers(tmp_path):

@@ -8,13 +8,31 @@ it only when that call returned, i.e. when the receiver stored it.
 
 from __future__ import annotations
 
+import re
+import shutil
 import time
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from colony.services.base import Service, endpoint, service
 from colony.sift import SiftError, SiftNode, SiftPlan
+
+
+_RUN = re.compile(r"^[A-Za-z0-9_\-]+$")
+
+
+def _owned(obj):
+    """A received object copied into this device's memory (not a view of the sender's or of a
+    transport buffer): a delivery is a transfer, and the receiver must own what it acknowledges."""
+    if isinstance(obj, (pa.Buffer, bytes, bytearray, memoryview)):
+        src = np.frombuffer(obj, dtype=np.uint8)
+        out = pa.allocate_buffer(len(src))
+        np.copyto(np.frombuffer(out, dtype=np.uint8), src)
+        return out
+    return obj
 
 
 @service
@@ -34,17 +52,38 @@ class SiftService(Service):
 
     @endpoint
     def configure(self, k: int, n_bins: int | None = None, members: list[str] | None = None,
-                  routing: str = "low", threshold_rows: int = 1 << 20, threshold_bytes: int | None = None) -> dict:
-        """(Re)build this device's PEs for a plan; state on the workdir is recovered if it matches."""
+                  routing: str = "low", threshold_rows: int = 1 << 20, threshold_bytes: int | None = None,
+                  run: str = "default", fresh: bool = False, durable: bool = True) -> dict:
+        """(Re)build this device's PEs for a plan.
+
+        ``fresh``: start run ``run`` empty (drops this device's sifting state of any run).
+        Otherwise state of the same run found on the workdir is recovered: that is how a
+        device actor restarted by Ray resumes. ``durable``: mirror PE state on the
+        workdir (needed to survive a restart; costs a local disk write per object).
+        """
         if members is None:
             members = self.ctx.peers.devices() if self.ctx.peers is not None else [self.ctx.name]
         plan = SiftPlan(k=int(k), n_bins=int(n_bins or len(members)), members=tuple(members), routing=routing)
+        if not _RUN.match(run):
+            raise SiftError(f"run name {run!r} may only use letters, digits, '_' and '-'")
         if self.node is not None:
             self.node.close()
-        self.node = SiftNode(self.ctx.name, plan, self.ctx.store, workdir=self.ctx.workdir,
+            self.node = None
+        root = Path(self.ctx.workdir) / "sift-runs" if self.ctx.workdir else None
+        if fresh:
+            store = self.ctx.store
+            for pool in store.pools():
+                if pool.startswith("sift."):
+                    for key in store.list(pool):
+                        store.drop(pool, key)
+            if root is not None and root.exists():
+                shutil.rmtree(root)
+        self.node = SiftNode(self.ctx.name, plan, self.ctx.store,
+                             workdir=root / run if (root is not None and durable) else None,
                              threshold_rows=threshold_rows, threshold_bytes=threshold_bytes,
                              threads=self.ctx.threads)
-        return {**plan.to_dict(), "recovered": self.node.recovered}
+        return {**plan.to_dict(), "run": run, "durable": self.node._disk is not None,
+                "recovered": self.node.recovered}
 
     @endpoint
     def plan(self) -> dict:
@@ -58,7 +97,10 @@ class SiftService(Service):
     @endpoint
     def deliver(self, key: str, obj) -> bool:
         """Accept a part from another PE (idempotent by key); returning is the acknowledgement."""
-        return self._need().accept(key, obj)
+        node = self._need()
+        if node.seen(key):
+            return False
+        return node.accept(key, _owned(obj))
 
     @endpoint
     def compact(self, stage: int, force: bool = False) -> dict:

@@ -12,6 +12,7 @@ from typing import Any, Callable, Protocol
 import numpy as np
 import pyarrow as pa
 
+from colony.services.base import ServiceError
 from colony.sift.node import sort_tracks
 from colony.sift.partition import SiftError
 from colony.sift.plan import SiftPlan, bin_of
@@ -49,13 +50,18 @@ class Sifter:
 
     def __init__(self, colony: Caller, members: list[str], k: int = 4, n_bins: int | None = None,
                  routing: str = "low", threshold_rows: int = 1 << 20, threshold_bytes: int | None = None,
-                 max_retries: int = 20, retry_wait_s: float = 0.25) -> None:
+                 max_retries: int = 40, retry_wait_s: float = 0.25, run: str | None = None,
+                 durable: bool = True, parallel: bool = True) -> None:
         self.colony = colony
         self.plan = SiftPlan(k=k, n_bins=n_bins or len(members), members=tuple(members), routing=routing)
         self.threshold_rows = threshold_rows
         self.threshold_bytes = threshold_bytes
         self.max_retries = max_retries
         self.retry_wait_s = retry_wait_s
+        self.run_id = run or f"run-{int(time.time() * 1000)}"
+        self.durable = durable
+        # Fan calls out to every PE at once when the colony can (Ray); a LocalColony runs them in turn.
+        self.parallel = parallel and hasattr(colony, "call_async") and hasattr(colony, "wait")
         self._seq: dict[str, int] = {}
         self.configure()
 
@@ -69,7 +75,14 @@ class Sifter:
                 return self._call(device, method, *args, **kw)
             except SiftError as e:
                 if "not configured" in str(e) and attempt < self.max_retries:
-                    self._configure_one(device)   # a restarted actor comes back unconfigured
+                    self._configure_one(device)   # a restarted actor comes back unconfigured: it recovers
+                    continue
+                raise
+            except ServiceError as e:
+                # a run-time placement does not survive a device restart: place the service again
+                if "not placed" in str(e) and hasattr(self.colony, "place") and attempt < self.max_retries:
+                    self.colony.place("sift", [device])
+                    self._configure_one(device)
                     continue
                 raise
             except Exception:
@@ -77,13 +90,29 @@ class Sifter:
                     raise
                 time.sleep(self.retry_wait_s)
 
-    def _configure_one(self, device: str) -> dict:
+    def _configure_one(self, device: str, fresh: bool = False) -> dict:
         return self._call(device, "configure", self.plan.k, self.plan.n_bins, list(self.plan.members),
-                          self.plan.routing, self.threshold_rows, self.threshold_bytes)
+                          self.plan.routing, self.threshold_rows, self.threshold_bytes, run=self.run_id,
+                          fresh=fresh, durable=self.durable)
 
     def configure(self) -> None:
+        """Start this run empty on every member."""
         for d in self.plan.members:
-            self._configure_one(d)
+            self._configure_one(d, fresh=True)
+
+    def _fanout(self, method: str, *args) -> dict[str, Any]:
+        """Call ``method`` on every member; in parallel when the colony supports it. A device that
+        fails (restarting) is retried on its own."""
+        out: dict[str, Any] = {}
+        if self.parallel:
+            futs = {d: self.colony.call_async(d, "sift", method, *args) for d in self.plan.members}
+            for d, f in futs.items():
+                try:
+                    out[d] = self.colony.wait(f)
+                except Exception:
+                    out[d] = self._call_retry(d, method, *args)
+            return out
+        return {d: self._call_retry(d, method, *args) for d in self.plan.members}
 
     # -- input ---------------------------------------------------------------
     def inject(self, table: pa.Table, device: str, source: str | None = None, seq: int | None = None) -> str:
@@ -100,8 +129,9 @@ class Sifter:
         rep = StageReport(stage)
         members = self.plan.members
         t0 = time.perf_counter()
+        results = self._fanout("compact", stage, force)
         for i, d in enumerate(members):
-            st = self._call_retry(d, "compact", stage, force)
+            st = results[d]
             rep.rows += st["rows"]
             rep.parts += st["parts"]
             rep.split_s += st["split_s"]
@@ -119,12 +149,17 @@ class Sifter:
         pending = list(self.plan.members)
         for attempt in range(self.max_retries + 1):
             still = []
+            if self.parallel:
+                futs = {d: self.colony.call_async(d, "sift", "publish") for d in pending}
             for i, d in enumerate(pending):
                 try:
-                    st = self._call_retry(d, "publish")
+                    st = self.colony.wait(futs[d]) if self.parallel else self._call_retry(d, "publish")
                 except Exception:
-                    still.append(d)
-                    continue
+                    try:
+                        st = self._call_retry(d, "publish")
+                    except Exception:
+                        still.append(d)
+                        continue
                 rep.objects += st["objects"]
                 rep.bytes += st["bytes"]
                 rep.publish_s += st["publish_s"]

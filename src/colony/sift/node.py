@@ -217,6 +217,10 @@ class SiftNode:
                 self._disk.accepted(key)
             return True
 
+    def seen(self, key: str) -> bool:
+        """Was ``key`` accepted before (by this node or before a restart)?"""
+        return key in self._accepted
+
     def inject(self, table: pa.Table | list[pa.Table], source: str, seq: int) -> str:
         """Hand a snapshot from a simulation rank to this device's stage-1 PE."""
         tables = table if isinstance(table, list) else [table]
