@@ -34,23 +34,40 @@ def _local_colony(devices: int):
     return LocalColony({n: {"role": "smartnic", "services": {"sift": {}}} for n in names}), names
 
 
+def _up_colony(config: Optional[str], address: Optional[str]):
+    """The running colony (`colony up` or --address), with sift placed on its SmartNICs."""
+    from colony.cli.runtime import _attach
+    colony, _ = _attach(config, address)
+    names = [d.name for d in colony.devices if d.role == "smartnic"] or [d.name for d in colony.devices]
+    colony.place("sift", names)
+    return colony, names
+
+
 def sift_run(dataset: str = "uniform", rows: int = 1_000_000, k: int = 4, bins: Optional[int] = None,
              devices: int = 4, routing: str = "low", ranks: int = 4, steps: int = 10, seed: int = 0,
              threshold_rows: int = 1 << 20, track: Optional[int] = None, show_bin: Optional[int] = None,
-             json_out: Optional[Path] = None) -> dict:
+             json_out: Optional[Path] = None, on: str = "local", config: Optional[str] = None,
+             address: Optional[str] = None, run: str = "cli") -> dict:
     """Inject a dataset, sift it through every stage with progress bars, print per-stage results."""
     import numpy as np
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
+    from colony.sift import SiftError
     from colony.sift.driver import Sifter
 
     console = Console()
-    colony, members = _local_colony(devices)
-    console.print(f"[dim]in-process colony: {devices} emulated devices (no Ray; the Ray runtime wiring "
-                  "lands with colony.connect)[/]")
-    sifter = Sifter(colony, members, k=k, n_bins=bins or devices, routing=routing, threshold_rows=threshold_rows)
+    if on == "local":
+        colony, members = _local_colony(devices)
+        console.print(f"[dim]in-process colony: {devices} devices in this process (no Ray)[/]")
+    elif on == "up":
+        colony, members = _up_colony(config, address)
+        console.print(f"[dim]Ray colony: PEs on {', '.join(members)} (device-to-device hand-off)[/]")
+    else:
+        raise SiftError(f"--on must be 'local' or 'up', got {on!r}")
+    sifter = Sifter(colony, members, k=k, n_bins=bins or len(members), routing=routing,
+                    threshold_rows=threshold_rows, run=run)
     snaps = _dataset(dataset, rows, seed, ranks, steps)
     total_rows = sum(s.num_rows for _, _, s in snaps)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -68,7 +85,7 @@ def sift_run(dataset: str = "uniform", rows: int = 1_000_000, k: int = 4, bins: 
 
         reports = sifter.run(progress=progress)
     tab = Table(title=f"sifting {total_rows:,} rows of {dataset}: {1 << k}-way x {sifter.plan.stages} stages, "
-                      f"{sifter.plan.total_bins} bins on {devices} devices ({routing} bits)")
+                      f"{sifter.plan.total_bins} bins on {len(members)} devices ({routing} bits)")
     for c in ("stage", "rows", "parts", "split s", "pack s", "deliver s", "retries", "PE max/mean rows"):
         tab.add_column(c, justify="right")
     for r in reports:
@@ -77,7 +94,8 @@ def sift_run(dataset: str = "uniform", rows: int = 1_000_000, k: int = 4, bins: 
                     f"{r.publish_s:.3f}", str(r.retries), f"{per.max() / per.mean():.2f}" if per.mean() else "-")
     console.print(tab)
     sizes = np.array(list(sifter.bins().values()), float)
-    result = {"dataset": dataset, "rows": total_rows, "plan": sifter.plan.to_dict(), "mode": "in-process",
+    result = {"dataset": dataset, "rows": total_rows, "plan": sifter.plan.to_dict(),
+              "mode": "in-process" if on == "local" else "ray", "run": run,
               "stages": [r.to_dict() for r in reports], "bins_filled": int(len(sizes)),
               "bin_rows_total": int(sizes.sum()), "bin_max_over_mean": float(sizes.max() / sizes.mean())}
     console.print(f"{len(sizes)} bins filled, {int(sizes.sum()):,} rows placed "
@@ -106,6 +124,18 @@ def sift_run(dataset: str = "uniform", rows: int = 1_000_000, k: int = 4, bins: 
     return result
 
 
+def _consumer(config: Optional[str], address: Optional[str]):
+    from colony.cli.runtime import _attach
+    colony, _ = _attach(config, address)
+    return colony, [d.name for d in colony.devices if d.role == "smartnic"] or [d.name for d in colony.devices]
+
+
+def _bin(sifter, particle_id: int) -> int:
+    import numpy as np
+    from colony.sift import bin_of
+    return int(bin_of(np.array([particle_id], dtype=np.uint64), sifter.plan)[0])
+
+
 def register(app: typer.Typer, bench_app: typer.Typer) -> None:
     sift_app = typer.Typer(no_args_is_help=True, help="Particle sifting: snapshots -> tracks over a PE pipeline.")
     app.add_typer(sift_app, name="sift")
@@ -123,10 +153,54 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                 threshold_rows: int = typer.Option(1 << 20, help="PE accumulation threshold (rows)"),
                 track: Optional[int] = typer.Option(None, help="print the track of this particle id"),
                 show_bin: Optional[int] = typer.Option(None, "--bin", help="print a summary of this bin"),
-                json_out: Optional[Path] = typer.Option(None, "--json", help="write results as JSON")) -> None:
+                json_out: Optional[Path] = typer.Option(None, "--json", help="write results as JSON"),
+                on: str = typer.Option("local", help="local: in-process devices; up: the running Ray colony"),
+                config: Optional[str] = typer.Option(None, help="TOML config of the running colony (--on up)"),
+                address: Optional[str] = typer.Option(None, help="Ray cluster address (--on up)"),
+                run: str = typer.Option("cli", help="run name (durable PE state is kept per run)")) -> None:
         """Inject a dataset into the stage-1 PEs and sift it into tracks, stage by stage."""
         sift_run(dataset, rows, k, bins, devices, routing, ranks, steps, seed, threshold_rows, track,
-                 show_bin, json_out)
+                 show_bin, json_out, on, config, address, run)
+
+    @sift_app.command("track")
+    def track_cmd(particle_id: int = typer.Argument(..., help="particle id (uint64)"),
+                  config: Optional[str] = typer.Option(None, help="TOML config (default: the one `colony up` used)"),
+                  address: Optional[str] = typer.Option(None, help="Ray cluster address"),
+                  json_out: Optional[Path] = typer.Option(None, "--json", help="write the track as JSON rows")) -> None:
+        """Fetch one particle's track from the device that holds its bin (a running colony)."""
+        from rich.console import Console
+        from rich.table import Table
+        from colony.sift.driver import Sifter
+        colony, names = _consumer(config, address)
+        s = Sifter.attach(colony, names)
+        tr = s.track(particle_id)
+        rows = [] if tr is None else tr.to_pylist()
+        tab = Table(title=f"particle {particle_id}: {len(rows)} records (bin {_bin(s, particle_id)})")
+        cols = [] if tr is None else tr.column_names[:9]
+        for c in cols:
+            tab.add_column(c, justify="right")
+        for r in rows[:50]:
+            tab.add_row(*[f"{r[c]:.4f}" if isinstance(r[c], float) else str(r[c]) for c in cols])
+        Console().print(tab)
+        if json_out:
+            Path(json_out).write_text(json.dumps(rows, default=str))
+
+    @sift_app.command("bin")
+    def bin_cmd(bin_id: int = typer.Argument(..., help="final bin number"),
+                config: Optional[str] = typer.Option(None), address: Optional[str] = typer.Option(None),
+                out: Optional[Path] = typer.Option(None, help="write the bin's tracks as Parquet")) -> None:
+        """Fetch a whole final bin (tracks sorted by particle_id, time) from a running colony."""
+        from rich.console import Console
+        from colony.sift.driver import Sifter
+        colony, names = _consumer(config, address)
+        s = Sifter.attach(colony, names)
+        t = s.bin(bin_id)
+        n = 0 if t is None else t.num_rows
+        tracks = 0 if t is None else len(set(t.column("particle_id").to_pylist()))
+        Console().print(f"bin {bin_id} on {s.bin_owner(bin_id)}: {n:,} rows, {tracks:,} tracks")
+        if out and t is not None:
+            import pyarrow.parquet as pq
+            pq.write_table(t, out)
 
     @bench_app.command("sift")
     def bench_cmd(json_out: Path = typer.Option(Path("bench/results/sift.json"), "--json"),

@@ -42,6 +42,7 @@ class SiftService(Service):
     def __init__(self, ctx, **options: Any) -> None:
         super().__init__(ctx, **options)
         self.node: SiftNode | None = None
+        self._run = "default"
         if "k" in options:
             self.configure(**options)
 
@@ -82,12 +83,14 @@ class SiftService(Service):
                              workdir=root / run if (root is not None and durable) else None,
                              threshold_rows=threshold_rows, threshold_bytes=threshold_bytes,
                              threads=self.ctx.threads)
+        self._run = run
         return {**plan.to_dict(), "run": run, "durable": self.node._disk is not None,
                 "recovered": self.node.recovered}
 
     @endpoint
     def plan(self) -> dict:
-        return self._need().plan.to_dict()
+        node = self._need()
+        return {**node.plan.to_dict(), "run": self._run}
 
     @endpoint
     def inject(self, table: pa.Table | list[pa.Table], source: str, seq: int) -> str:

@@ -65,6 +65,26 @@ class Sifter:
         self._seq: dict[str, int] = {}
         self.configure()
 
+    @classmethod
+    def attach(cls, colony: Caller, devices: list[str], **kw) -> "Sifter":
+        """A consumer's handle on the run the devices hold now (reads the plan; changes nothing)."""
+        last: Exception | None = None
+        for d in devices:
+            try:
+                plan = colony.call(d, "sift", "plan")
+            except Exception as e:   # not placed / not configured here: ask the next device
+                last = e
+                continue
+            self = cls.__new__(cls)
+            self.colony = colony
+            self.plan = SiftPlan.from_dict(plan)
+            self.threshold_rows, self.threshold_bytes = kw.get("threshold_rows", 1 << 20), None
+            self.max_retries, self.retry_wait_s = kw.get("max_retries", 40), kw.get("retry_wait_s", 0.25)
+            self.run_id, self.durable, self.parallel = plan.get("run", "default"), True, False
+            self._seq = {}
+            return self
+        raise SiftError(f"no device among {devices} holds a sifting run ({last}); run `colony sift run` first")
+
     def _call(self, device: str, method: str, *args, **kw):
         return self.colony.call(device, "sift", method, *args, **kw)
 
