@@ -95,7 +95,7 @@ class FlakyPeers:
         return self.lc.devices()
 
     def call(self, device, service, method, *a, **kw):
-        if device == self.victim and method == "deliver":
+        if device == self.victim and method in ("deliver", "deliver_many"):
             if self.fail:
                 self.fail -= 1
                 raise ConnectionError("device restarting")

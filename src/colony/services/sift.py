@@ -110,34 +110,52 @@ class SiftService(Service):
         return self._need().compact(stage, force=force)
 
     @endpoint
-    def publish(self, stage: int | str | None = None) -> dict:
-        """Deliver outbox parts to their owners; keep what was not acknowledged for a later retry."""
+    def deliver_many(self, items: list[tuple[str, Any]]) -> list[bool]:
+        """Accept several parts in one call (one round trip per destination device)."""
+        return [self.deliver(key, obj) for key, obj in items]
+
+    @endpoint
+    def publish(self, stage: int | str | None = None, batch_bytes: int = 64 << 20) -> dict:
+        """Deliver outbox parts to their owners; keep what was not acknowledged for a later retry.
+
+        Parts for one owner travel together (up to ``batch_bytes`` per call); a part leaves
+        the outbox only after the call that carried it returned (the owner stored it).
+        """
         node = self._need()
-        stats = {"objects": 0, "bytes": 0, "rows": 0, "duplicates": 0, "failed": 0, "publish_s": 0.0,
+        stats = {"objects": 0, "bytes": 0, "duplicates": 0, "failed": 0, "calls": 0, "publish_s": 0.0,
                  "errors": []}
         t0 = time.perf_counter()
-        unreachable: set[str] = set()
+        by_owner: dict[str, list[str]] = {}
         for key, owner in node.outbox(stage):
-            if owner in unreachable:
-                stats["failed"] += 1
-                continue
-            buf = node.outgoing(key)
-            try:
-                if owner == self.ctx.name:
-                    fresh = node.accept(key, buf)
-                else:
-                    if self.ctx.peers is None:
-                        raise SiftError(f"{self.ctx.name!r} has no peers to reach {owner!r}")
-                    fresh = self.ctx.peers.call(owner, "sift", "deliver", key, buf)
-            except Exception as e:   # receiver down or restarting: keep the part, retry later
-                unreachable.add(owner)
-                stats["failed"] += 1
-                stats["errors"].append(f"{owner}: {type(e).__name__}: {e}"[:300])
-                continue
-            node.ack(key)
-            stats["objects"] += 1
-            stats["bytes"] += buf.size
-            stats["duplicates"] += 0 if fresh else 1
+            by_owner.setdefault(owner, []).append(key)
+        for owner, keys in by_owner.items():
+            batches: list[list[tuple[str, pa.Buffer]]] = [[]]
+            size = 0
+            for key in keys:
+                buf = node.outgoing(key)
+                if batches[-1] and size + buf.size > batch_bytes:
+                    batches.append([])
+                    size = 0
+                batches[-1].append((key, buf))
+                size += buf.size
+            for items in batches:
+                try:
+                    if owner == self.ctx.name:
+                        fresh = [node.accept(key, buf) for key, buf in items]
+                    else:
+                        if self.ctx.peers is None:
+                            raise SiftError(f"{self.ctx.name!r} has no peers to reach {owner!r}")
+                        fresh = self.ctx.peers.call(owner, "sift", "deliver_many", items)
+                        stats["calls"] += 1
+                except Exception as e:   # receiver down or restarting: keep the parts, retry later
+                    stats["failed"] += len(items)
+                    stats["errors"].append(f"{owner}: {type(e).__name__}: {e}"[:300])
+                    break
+                for (key, buf), new in zip(items, fresh):
+                    node.ack(key)
+                    stats["objects"] += 1
+                    stats["bytes"] += buf.size
+                    stats["duplicates"] += 0 if new else 1
         stats["publish_s"] = time.perf_counter() - t0
         stats["pending"] = len(node.outbox(stage))
         return stats

@@ -116,10 +116,14 @@ def _r2(x, y) -> float:
     return 1.0 - ss_res / ss_tot if ss_tot else 1.0
 
 
-def impulse_once(n: int, k: int, pes: int = 100, n_bins: int = 100) -> dict:
-    members = [f"pe{i:03d}" for i in range(pes)]
-    lc = LocalColony({m: {"role": "smartnic", "services": {"sift": {}}} for m in members})
-    s = Sifter(lc, members, k=k, n_bins=n_bins)
+def impulse_once(n: int, k: int, pes: int = 100, n_bins: int = 100, colony=None, members=None,
+                 cores: int = 1) -> dict:
+    if colony is None:
+        members = [f"pe{i:03d}" for i in range(pes)]
+        colony = LocalColony({m: {"role": "smartnic", "services": {"sift": {}}} for m in members})
+    pes = len(members)
+    # durable=False: the seeds' PEs kept no disk journal; the chaos test covers the durable mode
+    s = Sifter(colony, members, k=k, n_bins=n_bins, durable=False, run=f"impulse-{n}-{k}")
     wave = uniform(n, seed=n + k)
     step = -(-n // pes)
     for i, m in enumerate(members):
@@ -140,27 +144,45 @@ def impulse_once(n: int, k: int, pes: int = 100, n_bins: int = 100) -> dict:
     return {"particles": n, "k": k, "ways": 1 << k, "stages": len(reps), "pes": pes, "bins": len(bins),
             "total_s": total, "split_s": sum(x["split_s"] for x in stages),
             "publish_s": sum(x["publish_s"] for x in stages),
-            "particles_per_s_per_core": n / total,      # in-process: one core does every PE's work
+            "particles_per_s_per_core": n / total / cores,
             "bin_max_over_mean": float(sizes.max() / sizes.mean()), "per_stage": stages}
 
 
-def bench_impulse(sizes, schemes=SCHEMES, pes: int = 100, progress=None) -> dict:
+def bench_impulse(sizes, schemes=SCHEMES, pes: int = 100, progress=None, ray: bool = False) -> dict:
     runs = []
-    for n in sizes:
-        for k, _ in schemes:
-            r = impulse_once(n, k, pes)
-            runs.append(r)
-            gc.collect()
-            if progress:
-                progress(f"impulse {1 << k}-way x{r['stages']} @ {n:,}", r)
+    colony = members = None
+    cores = 1
+    if ray:
+        import colony as colony_pkg
+        from colony.config import default
+        cfg = default().with_budgets(memory="3GiB", disk="8GiB")
+        colony = colony_pkg.connect(cfg, temp_dir="/tmp/ray-colony-bench-sift", object_store_memory=2 << 30,
+                                    num_cpus=os.cpu_count())
+        members = [d.name for d in colony.devices if d.role == "smartnic"]
+        colony.place("sift", members)
+        cores = min(os.cpu_count() or 1, len(members))
+    try:
+        for n in sizes:
+            for k, _ in schemes:
+                r = impulse_once(n, k, pes, colony=colony, members=members, cores=cores)
+                runs.append(r)
+                gc.collect()
+                if progress:
+                    progress(f"impulse {'ray' if ray else 'in-process'} {1 << k}-way x{r['stages']} @ {n:,}", r)
+    finally:
+        if colony is not None:
+            colony.shutdown()
     r2 = {}
     for k, _ in schemes:
         xs = [r["particles"] for r in runs if r["k"] == k]
         ys = [r["total_s"] for r in runs if r["k"] == k]
         r2[f"{1 << k}x{SiftPlan(k=k, n_bins=100, members=('a',)).stages}"] = _r2(xs, ys)
-    return {"mode": "in-process (LocalColony, no Ray): every PE runs on this one process/core; "
-                    "publish = serialize parts + in-memory hand-off with idempotent acceptance, no network",
-            "pes": pes, "n_bins": 100, "sizes": list(sizes), "runs": runs, "r2_time_vs_particles": r2}
+    mode = ("ray: PEs on the 4 emulated SmartNIC actors of the default colony; stages fan out in parallel; "
+            "publish = serialize parts + real device-to-device transfers through Ray" if ray else
+            "in-process (LocalColony, no Ray): every PE runs on this one process/core; "
+            "publish = serialize parts + in-memory hand-off with idempotent acceptance, no network")
+    return {"mode": mode, "pes": len(members) if ray else pes, "cores": cores, "n_bins": 100,
+            "sizes": list(sizes), "runs": runs, "r2_time_vs_particles": r2}
 
 
 def bench_balance(k_values=(1, 2, 3, 4)) -> dict:
@@ -185,7 +207,8 @@ def bench_balance(k_values=(1, 2, 3, 4)) -> dict:
 
 
 def run(quick: bool = False, json_out: str | os.PathLike | None = None, kernel_rows: int | None = None,
-        sizes: list[int] | None = None, console=None) -> dict:
+        sizes: list[int] | None = None, console=None, ray: bool = True, ray_sizes: list[int] | None = None,
+        kernel: bool = True) -> dict:
     from rich.console import Console
     from rich.table import Table
     console = console or Console()
@@ -199,6 +222,9 @@ def run(quick: bool = False, json_out: str | os.PathLike | None = None, kernel_r
     result = {"machine": machine(), "quick": quick}
     result["kernel"] = bench_kernel(kernel_rows, progress=say)
     result["impulse"] = bench_impulse(sizes, progress=say)
+    if ray:
+        ray_sizes = ray_sizes or ([100_000, 300_000] if quick else [1_000_000, 3_000_000, 10_000_000])
+        result["impulse_ray"] = bench_impulse(ray_sizes, progress=say, ray=True)
     result["balance"] = bench_balance()
     k16 = next(r for r in result["kernel"]["results"] if r["ways"] == 16)
     runs = result["impulse"]["runs"]
@@ -211,7 +237,14 @@ def run(quick: bool = False, json_out: str | os.PathLike | None = None, kernel_r
         "kernel_vs_best_library_16way": k16["kernel_vs_best_library"],
         "best_library_16way": k16["best_library"],
         "impulse_r2": min(result["impulse"]["r2_time_vs_particles"].values()),
-        "impulse_mode": "in-process",
+        "impulse_mode": "in-process (100 PEs in one process)",
+        **({"impulse_r2_ray": min(result["impulse_ray"]["r2_time_vs_particles"].values()),
+            "impulse_ray_total_s": {f"{r['ways']}x{r['stages']}@{r['particles']}": r["total_s"]
+                                    for r in result["impulse_ray"]["runs"]},
+            "impulse_ray_best_scheme_at_largest": min(
+                ((f"{r['ways']}x{r['stages']}", r["total_s"]) for r in result["impulse_ray"]["runs"]
+                 if r["particles"] == max(result["impulse_ray"]["sizes"])), key=lambda x: x[1])[0]}
+           if ray else {}),
         "impulse_sizes": sizes,
         f"impulse_total_s_at_{largest}": big,
         "impulse_best_scheme": min(big, key=big.get),
@@ -240,6 +273,15 @@ def run(quick: bool = False, json_out: str | os.PathLike | None = None, kernel_r
                     f"{r['split_s']:.2f}", f"{r['publish_s']:.2f}", f"{r['particles_per_s_per_core'] / 1e6:.2f}",
                     f"{r['bin_max_over_mean']:.2f}")
     console.print(tab)
+    if ray:
+        tab = Table(title=f"impulse response on Ray ({result['impulse_ray']['pes']} emulated SmartNIC actors, N=100 bins)")
+        for c in ("particles", "scheme", "total s", "split s", "publish s", "Mparticles/s/core", "bin max/mean"):
+            tab.add_column(c, justify="right")
+        for r in result["impulse_ray"]["runs"]:
+            tab.add_row(f"{r['particles']:,}", f"{r['ways']}-way x{r['stages']}", f"{r['total_s']:.2f}",
+                        f"{r['split_s']:.2f}", f"{r['publish_s']:.2f}",
+                        f"{r['particles_per_s_per_core'] / 1e6:.2f}", f"{r['bin_max_over_mean']:.2f}")
+        console.print(tab)
     console.print_json(data=result["summary"])
     if json_out:
         Path(json_out).parent.mkdir(parents=True, exist_ok=True)
@@ -253,9 +295,11 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run, not the published numbers)")
     ap.add_argument("--json", default=str(RESULTS), help="where to write the JSON results")
     ap.add_argument("--kernel-rows", type=int, default=None)
-    ap.add_argument("--sizes", type=int, nargs="*", default=None, help="impulse-response wave sizes")
+    ap.add_argument("--sizes", type=int, nargs="*", default=None, help="in-process impulse wave sizes")
+    ap.add_argument("--ray-sizes", type=int, nargs="*", default=None, help="Ray impulse wave sizes")
+    ap.add_argument("--no-ray", action="store_true", help="skip the impulse response on the Ray colony")
     a = ap.parse_args(argv)
-    run(a.quick, a.json, a.kernel_rows, a.sizes)
+    run(a.quick, a.json, a.kernel_rows, a.sizes, ray=not a.no_ray, ray_sizes=a.ray_sizes)
     return 0
 
 
