@@ -69,3 +69,11 @@ def test_sift_on_ray_survives_killed_device_exactly_once(ray_colony):
     assert sum(s.bins().values()) == table.num_rows
     tr = s.track(int(table.column("particle_id")[0].as_py()))
     assert tr.column("time").to_pylist() == sorted(tr.column("time").to_pylist())
+
+
+def test_sift_demo_on_ray(ray_colony, tmp_path):
+    from colony.sift.demo import sift_demo
+    r = sift_demo(ray_colony, tmp_path, n_particles=4000, steps=5, threshold_rows=6000)
+    assert r["devices"] == ["nic0", "nic1", "nic2", "nic3"]
+    assert r["exactly_once"] and r["rows_placed"] == 20_000 and r["track_of_particle_0_complete"]
+    assert (tmp_path / "sift_stages.png").exists()

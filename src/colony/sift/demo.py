@@ -43,6 +43,8 @@ def sift_demo(colony, report_dir: str | Path, n_particles: int = 20_000, steps: 
     import matplotlib.pyplot as plt
 
     members = _members(colony)
+    if hasattr(colony, "place"):          # Ray colony: PEs on the SmartNICs (a no-op if already placed)
+        colony.place("sift", members)
     report_dir = Path(report_dir)
     report_dir.mkdir(parents=True, exist_ok=True)
     sifter = Sifter(colony, members, k=k, n_bins=n_bins or 4 * len(members), threshold_rows=threshold_rows)
