@@ -268,7 +268,7 @@ class SiftNode:
                 rv = routing_value(id_array(table), self.plan.routing)
                 pids = ((rv >> np.uint64(shift)) & np.uint64(self.plan.fanout - 1)).astype(
                     np.uint8 if self.plan.k <= 8 else np.uint16)
-                parts = split_by_ids(table, pids, self.plan.fanout)
+                parts = split_by_ids(table, pids, self.plan.fanout, threads=self.threads)
                 stats["split_s"] += time.perf_counter() - t0
                 stats["rows"] += table.num_rows
                 for p, part in enumerate(parts):
