@@ -97,18 +97,21 @@ def bench_kernel(n: int, ways=WAYS, repeats: int = 3, progress=None) -> dict:
     """Each round times every method once, back to back, so machine load hits them alike; best round wins."""
     table = uniform(n, seed=11)
     split(table, 4)                                        # warm the allocator once
+    cores = os.cpu_count() or 1
     rows = []
     for w in ways:
         k = int(w).bit_length() - 1
         methods = {"kernel_s": lambda: split(table, k),
                    "select_baseline_s": lambda: split_by_select(table, k),
+                   "kernel_mt_s": lambda: split(table, k, threads=cores),
+                   "select_baseline_mt_s": lambda: split_by_select(table, k, threads=cores),
                    "polars_partition_by_s": lambda: polars_partition(table, k),
                    "arrow_sort_take_s": lambda: arrow_sort_take(table, k),
                    "copy_floor_s": lambda: None}
         r = {"ways": w, **{m: float("inf") for m in methods}}
         for rnd in range(repeats):
             for m, fn in methods.items():
-                if m == "select_baseline_s" and w >= 64 and rnd > 0:
+                if m.startswith("select_baseline") and w >= 64 and rnd > 0:
                     continue                               # 5-10 s each: one round is enough
                 if m == "copy_floor_s":
                     r[m] = min(r[m], copy_floor(table))
@@ -118,6 +121,8 @@ def bench_kernel(n: int, ways=WAYS, repeats: int = 3, progress=None) -> dict:
         r["best_library"] = "polars partition_by" if r["polars_partition_by_s"] <= r["arrow_sort_take_s"] \
             else "arrow sort_indices+take"
         r["speedup_vs_select"] = r["select_baseline_s"] / r["kernel_s"]
+        r["speedup_vs_select_mt"] = r["select_baseline_mt_s"] / r["kernel_mt_s"]
+        r["threads_mt"] = cores
         r["kernel_vs_best_library"] = r["kernel_s"] / r["best_library_s"]
         r["kernel_over_copy_floor"] = r["kernel_s"] / r["copy_floor_s"]
         r["kernel_rows_per_s"] = n / r["kernel_s"]
@@ -125,7 +130,8 @@ def bench_kernel(n: int, ways=WAYS, repeats: int = 3, progress=None) -> dict:
         if progress:
             progress(f"kernel {w}-way", r)
     return {"rows": n, "table_bytes": table.nbytes, "repeats": repeats, "results": rows,
-            "note": "select baseline at 64/128-way: one round"}
+            "note": "select baseline at 64/128-way: one round; *_mt: kernel blocks / selects on all cores; "
+                    "polars uses its own thread pool (all cores), Arrow sort_indices+take one thread"}
 
 
 def _r2(x, y) -> float:
@@ -255,6 +261,11 @@ def summarize(result: dict) -> dict:
         "best_library_16way": k16["best_library"],
         "kernel_over_numpy_copy_16way": k16["kernel_over_copy_floor"],
         "kernel_speedup_vs_select_by_ways": {r["ways"]: r["speedup_vs_select"] for r in result["kernel"]["results"]},
+        "kernel_speedup_vs_select_16way_all_cores": k16.get("speedup_vs_select_mt"),
+        "kernel_all_cores_vs_best_library_16way": (k16["kernel_mt_s"] / k16["best_library_s"]
+                                                   if "kernel_mt_s" in k16 else None),
+        "kernel_all_cores_vs_select_1thread_16way": (k16["select_baseline_s"] / k16["kernel_mt_s"]
+                                                     if "kernel_mt_s" in k16 else None),
         "impulse_r2": min(main["r2_time_vs_particles"].values()),
         "impulse_mode": "ray" if ray else "in-process",
         "impulse_sizes": main["sizes"],
@@ -302,12 +313,15 @@ def run(quick: bool = False, json_out: str | os.PathLike | None = None, kernel_r
     result["summary"] = summarize(result)
     runs = result["impulse"]["runs"]
     tab = Table(title=f"partition kernel, {kernel_rows:,} uniform particles (s, best of repeats)")
-    for c in ("ways", "kernel", "select baseline", "polars", "arrow sort+take", "x vs select", "vs best lib"):
+    for c in ("ways", "kernel", "select", "kernel mt", "select mt", "polars", "arrow sort+take", "x vs select",
+              "x vs select (mt)", "vs best lib"):
         tab.add_column(c, justify="right")
     for r in result["kernel"]["results"]:
         tab.add_row(str(r["ways"]), f"{r['kernel_s']:.3f}", f"{r['select_baseline_s']:.3f}",
+                    f"{r['kernel_mt_s']:.3f}", f"{r['select_baseline_mt_s']:.3f}",
                     f"{r['polars_partition_by_s']:.3f}", f"{r['arrow_sort_take_s']:.3f}",
-                    f"{r['speedup_vs_select']:.2f}", f"{r['kernel_vs_best_library']:.2f}")
+                    f"{r['speedup_vs_select']:.2f}", f"{r['speedup_vs_select_mt']:.2f}",
+                    f"{r['kernel_vs_best_library']:.2f}")
     console.print(tab)
     tab = Table(title="impulse response (in-process, 100 PEs, N=100 bins)")
     for c in ("particles", "scheme", "total s", "split s", "publish s", "Mparticles/s/core", "bin max/mean"):

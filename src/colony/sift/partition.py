@@ -158,16 +158,17 @@ def split(table: pa.Table, k: int, shift: int = 0, routing: str = "low",
 
 
 def split_by_select(table: pa.Table, k: int, shift: int = 0, routing: str = "low",
-                    column: str = ID_COLUMN) -> list[pa.Table]:
+                    column: str = ID_COLUMN, threads: int = 1) -> list[pa.Table]:
     """The seeds' method, for benchmarks only: one select query per output.
 
     Each output evaluates its own predicate ``((id >> shift) & mask) == p`` over the whole
-    table and filters it, as a select per output does; 2^k full passes.
+    table and filters it, as a select per output does; 2^k full passes. ``threads`` > 1
+    runs the selects concurrently (a fair baseline for a multi-threaded kernel).
     """
     _check(k, shift, routing)
     mask = pa.scalar((1 << k) - 1, pa.uint64())
-    out = []
-    for p in range(1 << k):
+
+    def one(p: int) -> pa.Table:
         if routing == "hash":
             v = pa.array(routing_value(id_array(table, column), "hash"))
         else:
@@ -175,5 +176,10 @@ def split_by_select(table: pa.Table, k: int, shift: int = 0, routing: str = "low
         if shift:
             v = pc.shift_right(v, pa.scalar(shift, pa.uint64()))
         pred = pc.equal(pc.bit_wise_and(v, mask), pa.scalar(p, pa.uint64()))
-        out.append(table.filter(pred))
-    return out
+        return table.filter(pred)
+
+    if threads > 1:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(threads) as ex:
+            return list(ex.map(one, range(1 << k)))
+    return [one(p) for p in range(1 << k)]
