@@ -205,7 +205,9 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
     @bench_app.command("sift")
     def bench_cmd(json_out: Path = typer.Option(Path("bench/results/sift.json"), "--json"),
                   quick: bool = typer.Option(False, help="small sizes: a smoke run"),
-                  kernel_rows: Optional[int] = None) -> None:
-        """Partition kernel vs select baseline vs polars; impulse response; bin balance."""
+                  kernel_rows: Optional[int] = None,
+                  ray: bool = typer.Option(True, help="also run the impulse response on a Ray colony")) -> None:
+        """Partition kernel vs select baseline vs polars; impulse response; bin balance. Run under
+        `flock /tmp/colony-bench.lock` on shared machines."""
         from colony.sift.bench import run
-        run(quick=quick, json_out=json_out, kernel_rows=kernel_rows)
+        run(quick=quick, json_out=json_out, kernel_rows=kernel_rows, ray=ray)
