@@ -80,8 +80,10 @@ def test_custom_profile_and_overrides():
 
 
 def test_service_placement_selectors():
-    c = ColonyConfig.from_dict(base(services={}))
-    assert c.device_services("n0") == {}
+    c = ColonyConfig.from_dict(base(services={"device": {"devices": ["role:smartnic", "h"], "options": {}}}))
+    assert c.services["device"].devices == ("n0", "n1", "h")
+    assert c.device_services("n0") == {"device": {}}
+    assert "device" in default().device_services("nic2")
     assert c.device_pools("n1") == ["p"]
     with pytest.raises(UnknownDevice, match="unknown device 'zz'"):
         c.device("zz")

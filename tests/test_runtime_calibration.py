@@ -31,3 +31,6 @@ def test_calibrate_devices_over_their_links(ray_colony, tmp_path, monkeypatch):
     assert len(saved["transfers"]) == 2 * len(calibration.QUICK_SIZES)
     s = summary(saved)
     assert s["h2d_gbps"] > 0 and s["memcpy_gbps"] > 0
+    # the device service (placed by the default config) now serves it to any client or peer
+    assert ray_colony.call("nic0", "device", "calibration")["transfers"] == saved["transfers"]
+    assert ray_colony.call("nic1", "device", "describe")["threads"] == 1

@@ -140,13 +140,19 @@ def test_paced_link_bounds_transfer_rate(ray_colony):
 
 
 def test_token_auth_rejects_a_client_with_the_wrong_token(ray_colony):
-    env = dict(os.environ, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN="0" * 64)
     code = ("import ray,sys\n"
             "try:\n ray.init(address=sys.argv[1]); ray.get(ray.put(1)); print('CONNECTED')\n"
             "except Exception as e: print('REFUSED', type(e).__name__)\n")
-    out = subprocess.run([sys.executable, "-c", code, ray_colony.cluster.address], env=env,
-                         capture_output=True, text=True, timeout=120)
-    assert "REFUSED" in out.stdout and "CONNECTED" not in out.stdout, out.stdout + out.stderr[-2000:]
+
+    def client(**env):
+        e = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH_TOKEN")}
+        e.update(env)
+        return subprocess.run([sys.executable, "-c", code, ray_colony.cluster.address], env=e,
+                              capture_output=True, text=True, timeout=120)
+    good = client(RAY_AUTH_MODE="token")           # the colony's token (the default token file)
+    assert "CONNECTED" in good.stdout, good.stdout + good.stderr[-2000:]
+    bad = client(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN="0" * 64)
+    assert "REFUSED" in bad.stdout and "CONNECTED" not in bad.stdout, bad.stdout + bad.stderr[-2000:]
 
 
 def test_killed_device_restarts_and_spilled_objects_come_back(ray_colony):
@@ -174,3 +180,11 @@ def test_killed_device_restarts_and_spilled_objects_come_back(ray_colony):
         with pytest.raises(UnknownKey):
             c.get("default", k)
     c.drop("default", "kill/1")
+
+
+def test_place_a_registered_service_at_run_time(ray_colony):
+    c = ray_colony
+    c.place("device", ["nic2"])
+    assert c.call("nic2", "device", "describe")["pools"] == ["default", "inject"]
+    with pytest.raises(ServiceError, match="unknown service 'no-such'"):
+        c.place("no-such", "all")

@@ -10,6 +10,7 @@ service and the @endpoint methods of placed services: devices never run client c
 from __future__ import annotations
 
 import os
+import threading
 import time
 from typing import Any
 
@@ -99,6 +100,9 @@ class DeviceActor:
         for pool in config.device_pools(device):
             store.create_pool(pool)
         self.link = TokenBucket.gbps(spec.link_gbps) if spec.link_gbps else None
+        # the runtime's own CPU work on this device (packing injected batches, copying puts)
+        # runs on at most `threads` threads, however many calls the actor serves at once
+        self._cpu = threading.BoundedSemaphore(spec.threads)
         ctx = DeviceContext(name=device, role=spec.role, threads=spec.threads, store=store,
                             peers=RayPeers(config, device), calibration=calibration.load(device),
                             workdir=spec.spill_dir)
@@ -121,7 +125,8 @@ class DeviceActor:
         self.calls += 1
         self._pace(_nbytes(obj))
         if isinstance(obj, pa.Buffer):
-            obj = _own(obj)
+            with self._cpu:
+                obj = _own(obj)
         return self.host.call("objects", "put", pool, key, obj, codec_name)
 
     def get(self, pool: str, key: str) -> pa.Buffer:
@@ -139,12 +144,13 @@ class DeviceActor:
         """
         self.calls += 1
         self._pace(_nbytes(data))
-        t0 = time.perf_counter()
-        if isinstance(data, (pa.Table, pa.RecordBatch, list)):
-            buf = codec.pack(data, codec_name, threads=self.spec.threads)
-        else:
-            buf = _own(data)
-        t1 = time.perf_counter()
+        with self._cpu:
+            t0 = time.perf_counter()
+            if isinstance(data, (pa.Table, pa.RecordBatch, list)):
+                buf = codec.pack(data, codec_name, threads=self.spec.threads)
+            else:
+                buf = _own(data)
+            t1 = time.perf_counter()
         entry = self.host.ctx.store.put(pool, key, buf)
         return entry, t1 - t0
 
