@@ -66,6 +66,7 @@ class DeviceSpec:
     pin: bool
     cores: tuple[int, ...] | None      # explicit CPU affinity, None = decided by `pin`
     resources: Mapping[str, float]     # Ray custom resources the device actor requests
+    spill_explicit: bool = False       # spill_dir set by the config; else the runtime adds a per-cluster part
 
     @property
     def resource(self) -> str:
@@ -164,7 +165,7 @@ class ColonyConfig:
 
     def with_spill_root(self, root: str | os.PathLike) -> "ColonyConfig":
         """The same colony with every device spilling under ``root/<device>`` (tests, benches)."""
-        devs = {n: replace(d, spill_dir=str(Path(root) / n)) for n, d in self.devices.items()}
+        devs = {n: replace(d, spill_dir=str(Path(root) / n), spill_explicit=True) for n, d in self.devices.items()}
         return replace(self, devices=devs)
 
 
@@ -286,7 +287,8 @@ def _device(name: str, spec: Mapping, profiles: dict[str, Profile], colony: str)
         memory=parse_size(spec.get("memory", prof.memory), f"{key}.memory"),
         disk=parse_size(spec.get("disk", prof.disk), f"{key}.disk"),
         spill_dir=str(Path(os.path.expanduser(spill)) if spill else _spill_root(colony) / name),
-        link_gbps=link, pin=bool(spec.get("pin", prof.pin)), cores=cores, resources=res)
+        link_gbps=link, pin=bool(spec.get("pin", prof.pin)), cores=cores, resources=res,
+        spill_explicit=spill is not None)
 
 
 def _select(sel: Any, devices: Mapping[str, DeviceSpec], key: str) -> tuple[str, ...]:

@@ -10,8 +10,11 @@ service and the @endpoint methods of placed services: devices never run client c
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -91,7 +94,14 @@ class DeviceActor:
         self.spec = config.device(device)
         self.emulation = emulation.apply(config, device)
         spec = self.spec
-        self.restarted = ray.get_runtime_context().was_current_actor_reconstructed
+        rctx = ray.get_runtime_context()
+        self.restarted = rctx.was_current_actor_reconstructed
+        if not spec.spill_explicit:
+            # default spill dirs are per Ray cluster, so two colonies with the same name on one
+            # machine never clear or recover each other's files; stable across actor restarts
+            cluster = re.sub(r"[^A-Za-z0-9_.-]", "_", rctx.gcs_address or "local")
+            spec = replace(spec, spill_dir=str(Path(spec.spill_dir) / f"cluster-{cluster}"))
+            self.spec = spec
         if spec.disk and not self.restarted:
             clear_spill_dir(spec.spill_dir)   # a fresh device: objects of an earlier colony must not reappear
         store = ObjectStore(device, memory_budget=spec.memory,

@@ -64,9 +64,13 @@ def calibrate(colony: Colony, devices: list[str] | None = None, *, quick: bool =
 
 
 def summary(result: dict) -> dict:
-    """A few headline rates from one device's calibration (for tables)."""
+    """A few headline rates from one device's calibration (for tables), at the largest sizes."""
     def top(rows, key="gbps"):
-        return max((r[key] for r in rows), default=0.0)
+        """The rate at the largest size measured (bandwidth at scale, not cache-resident)."""
+        if not rows:
+            return 0.0
+        size = "bytes" if "bytes" in rows[0] else "rows"
+        return max(rows, key=lambda r: r[size])[key]
     up = [t for t in result.get("transfers", []) if t["direction"] == "host_to_device"]
     down = [t for t in result.get("transfers", []) if t["direction"] == "device_to_host"]
     filt = [k for k in result.get("kernels", []) if k["kernel"] == "filter"]
