@@ -12,27 +12,6 @@ import typer
 LINKS_GBPS = {"nic0": 16.0, "nic1": 8.0, "nic2": 4.0, "nic3": 32.0}
 
 
-class RuntimeLinks:
-    """colony.connect's Colony with each SmartNIC's configured link applied to query payloads.
-
-    The runtime paces put/get/inject over a device's link but not generic service calls,
-    so query results and pushed-back objects pay the same link rate here, on the client.
-    """
-
-    def __init__(self, colony, host: str) -> None:
-        from colony.query.link import EmulatedLink
-        self.inner = colony
-        self.host = host
-        self.links = {d.name: EmulatedLink(colony, host, d.link_gbps * 1e9 / 8, 30e-6)
-                      for d in colony.devices if d.link_gbps}
-
-    def devices(self) -> list[str]:
-        return [d.name for d in self.inner.devices]
-
-    def call(self, device, service, method, *args, **kwargs):
-        return (self.links.get(device) or self.inner).call(device, service, method, *args, **kwargs)
-
-
 def _runtime(rows: int, device: str, seed: int):
     """The embedded default colony (Ray) with the query service on every device and
     ``particles`` on ``device``."""
@@ -54,7 +33,8 @@ def _runtime(rows: int, device: str, seed: int):
     k = 4
     for i in range(k):
         c.put("particles", f"part-{i:05d}", t.slice(i * rows // k, (i + 1) * rows // k - i * rows // k))
-    return RuntimeLinks(c, host), host, c.shutdown
+    from colony.query.link import runtime_links
+    return runtime_links(c, host), host, c.shutdown
 
 
 def _local(rows: int, device: str, seed: int):

@@ -150,6 +150,34 @@ def _write_ipc(table: pa.Table, sink, options: pa.ipc.IpcWriteOptions) -> None:
         w.write_table(table)
 
 
+_IPC_EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"
+
+
+def _has_dictionary(schema: pa.Schema) -> bool:
+    return any(pa.types.is_dictionary(f.type) for f in schema)
+
+
+def _ipc_pieces(tables: list[pa.Table], n_threads: int) -> tuple[list[pa.Buffer], list[tuple[int, int, int]]]:
+    """Each table as a valid IPC stream made of separately serialized messages (schema,
+    record batches, end-of-stream), the batches serialized in parallel: no serial copy of
+    the whole body stands before parallel compression."""
+    pieces, tables_dir, off = [], [], 0
+    for t in tables:
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, t.schema):
+            pass
+        schema_msg = sink.getvalue()
+        schema_msg = schema_msg.slice(0, schema_msg.size - len(_IPC_EOS))
+        rows_per = max(1024, -(-t.num_rows // (4 * n_threads)))
+        msgs = _pmap(lambda b: b.serialize(), t.to_batches(max_chunksize=rows_per), n_threads)
+        table_pieces = [schema_msg, *msgs, pa.py_buffer(_IPC_EOS)]
+        n = sum(p.size for p in table_pieces)
+        tables_dir.append((off, n, t.num_rows))
+        pieces += table_pieces
+        off += n
+    return pieces, tables_dir
+
+
 def _header(inner, outer, tables_dir, segments, segment_size, body_len, stored_len) -> bytes:
     n_t, n_s = len(tables_dir), len(segments)
     raw_len = _FIXED.size + n_t * _TABLE.size + n_s * _SEGMENT.size
@@ -181,27 +209,46 @@ def pack(tables, codec: str = "none", *, level: int | None = None,
     if inner == "none" and outer == "none":
         return _pack_plain(tables, opts, segment_size, n_threads)
 
-    sink = pa.BufferOutputStream()
-    tables_dir = []
-    for t in tables:
-        start = sink.tell()
-        _write_ipc(t, sink, opts)
-        tables_dir.append((start, sink.tell() - start, t.num_rows))
-    body = sink.getvalue()
-    view = memoryview(body)
-    bounds = [(o, min(segment_size, len(body) - o)) for o in range(0, len(body), segment_size)]
+    if outer != "none" and inner == "none" and not any(_has_dictionary(t.schema) for t in tables):
+        pieces, tables_dir = _ipc_pieces(tables, n_threads)
+    else:
+        sink = pa.BufferOutputStream()
+        tables_dir = []
+        for t in tables:
+            start = sink.tell()
+            _write_ipc(t, sink, opts)
+            tables_dir.append((start, sink.tell() - start, t.num_rows))
+        pieces = [sink.getvalue()]
+    body_len = sum(p.size for p in pieces)
+    # segments never straddle pieces, so raw lengths are <= segment_size (shorter at piece ends)
+    chunks = [memoryview(p)[o:o + min(segment_size, p.size - o)] for p in pieces for o in range(0, p.size, segment_size)]
     if outer == "none":
-        stored = [view[o:o + n] for o, n in bounds]
+        def seal(chunk):
+            return chunk, _crc.crc32c(chunk)
     else:
         eng = get_engine(engine)
         lvl = DEFAULT_LEVEL[outer] if level is None else level
-        stored = _pmap(lambda b: eng.compress(outer, view[b[0]:b[0] + b[1]], lvl), bounds, n_threads)
+
+        def seal(chunk):
+            seg = eng.compress(outer, chunk, lvl)
+            return seg, _crc.crc32c(seg)
+    sealed = _pmap(seal, chunks, n_threads)          # compress + checksum, in parallel
     segments, pos = [], 0
-    for (_, raw), s in zip(bounds, stored):
-        segments.append((pos, len(s), raw, _crc.crc32c(s)))
-        pos += len(s)
-    head = _header(inner, outer, tables_dir, segments, segment_size, len(body), pos)
-    return pa.py_buffer(b"".join([head, *stored]))
+    for chunk, (seg, crc) in zip(chunks, sealed):
+        segments.append((pos, len(seg), len(chunk), crc))
+        pos += len(seg)
+    head = _header(inner, outer, tables_dir, segments, segment_size, body_len, pos)
+    out = pa.allocate_buffer(len(head) + pos)
+    dst = np.frombuffer(out, dtype=np.uint8)
+    dst[:len(head)] = np.frombuffer(head, dtype=np.uint8)
+    base = len(head)
+
+    def place(i):                                     # numpy copies release the GIL
+        seg = sealed[i][0]
+        off = base + segments[i][0]
+        dst[off:off + len(seg)] = np.frombuffer(seg, dtype=np.uint8)
+    _pmap(place, range(len(sealed)), n_threads)
+    return out
 
 
 def _pack_plain(tables, opts, segment_size, n_threads) -> pa.Buffer:

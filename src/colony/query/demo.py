@@ -14,18 +14,30 @@ DEMO_QUERIES = [
 ]
 
 
-def _has_query_service(colony) -> bool:
-    try:
-        return all(colony.call(d, "query", "health")["ok"] for d in colony.devices())
-    except Exception:  # noqa: BLE001 - any failure means: not placed there
-        return False
+def _ray_colony(colony, rows: int, seed: int, link_gbps: float):
+    """The Ray colony with the query service everywhere, ``rows`` particles spread over its
+    SmartNICs in pool ``particles`` and service calls paced at ``link_gbps``."""
+    from colony.data import uniform
+    from colony.query.link import runtime_links
+    nics = [d.name for d in colony.devices if d.role == "smartnic"]
+    host = next(d.name for d in colony.devices if d.role == "host")
+    if any("query" not in d.services for d in colony.devices):
+        colony.place("query", "all")
+    t = uniform(rows, seed=seed)
+    k = 2 * len(nics)
+    for i in range(k):   # TFT: part i lands on nics[i % len(nics)]
+        colony.put("particles", f"part-{i:05d}", t.slice(i * rows // k, (i + 1) * rows // k - i * rows // k))
+    linked = runtime_links(colony, host, {n: link_gbps for n in nics})
+    return linked, host, nics[0], "Ray colony (emulated SmartNICs), links paced at %g Gbit/s" % link_gbps
 
 
-def query_demo(colony=None, report_dir: str = ".", rows: int = 400_000, calib_runs: int = 60) -> dict:
+def query_demo(colony=None, report_dir: str = ".", rows: int = 400_000, calib_runs: int = 60,
+               link_gbps: float = 8.0, seed: int = 1) -> dict:
     """Run DEMO_QUERIES under auto and every forced placement; write query_demo.png in report_dir.
 
-    ``colony``: a colony whose devices (a ``host`` and SmartNICs) carry the ``query`` service;
-    when it has none (or is None) an emulated in-process colony is used and the answer says so.
+    ``colony``: a Ray colony from ``colony.connect()`` (its config needs a ``particles`` pool
+    over the SmartNICs; the query service is placed if missing), or None for an emulated
+    in-process colony. Cost models are calibrated on each device once and cached.
     """
     import matplotlib
     matplotlib.use("Agg")
@@ -35,14 +47,20 @@ def query_demo(colony=None, report_dir: str = ".", rows: int = 400_000, calib_ru
     from colony.query.emulated import emulated_colony, load_particles
     from colony.query.plan import TableSpec
 
-    used = "given colony"
-    if colony is None or not _has_query_service(colony) or not hasattr(colony, "store"):
-        colony, used = emulated_colony(), "emulated in-process colony (LocalColony + EmulatedLink)"
-    host = "host"
-    nic = next(d for d in colony.devices() if d != host)
-    load_particles(colony, nic, rows, objects=4, seed=1, pool="demo_particles")
-    calibrate_colony(colony, host, n_runs=calib_runs, max_rows=300_000)
-    client = QueryClient(colony, host, {"particles": TableSpec("particles", "demo_particles", "*")})
+    if colony is None:
+        colony, used, host = emulated_colony(), "emulated in-process colony (LocalColony + EmulatedLink)", "host"
+        nic = next(d for d in colony.devices() if d != host)
+        load_particles(colony, nic, rows, objects=4, seed=seed, pool="particles")
+    else:
+        colony, host, nic, used = _ray_colony(colony, rows, seed, link_gbps)
+    if not all(colony.call(d, "query", "health")["calibrated"] for d in colony.devices()):
+        calibrate_colony(colony, host, n_runs=calib_runs, max_rows=300_000)
+    else:
+        hm = colony.call(host, "query", "models_json")
+        for d in colony.devices():
+            if d != host:
+                colony.call(d, "query", "set_host_models", hm)
+    client = QueryClient(colony, host, {"particles": TableSpec("particles", "particles", "*")})
     out = []
     for label, sql in DEMO_QUERIES:
         auto = client.query(sql, "auto")

@@ -12,34 +12,15 @@ import os
 import numpy as np
 
 from colony.data import uniform
-from colony.query.link import EmulatedLink
+from colony.query.link import PacedColony
 from colony.services.local import LocalColony
 
 DEFAULT_MODELS_DIR = os.path.join(os.path.expanduser("~"), ".cache", "colony", "query-models")
 
 
-class MultiLink:
-    """Per-device links (different bandwidths), one colony-like object."""
-
-    def __init__(self, colony: LocalColony, host: str, links: dict[str, tuple[float, float]]):
-        self.inner = colony
-        self.host = host
-        self.links = {d: EmulatedLink(colony, host, bw, lat) for d, (bw, lat) in links.items()}
-
-    def devices(self) -> list[str]:
-        return self.inner.devices()
-
-    def call(self, device, service, method, *args, **kwargs):
-        via = self.links.get(device)
-        return (via or self.inner).call(device, service, method, *args, **kwargs)
-
-    def store(self, device):
-        return self.inner.store(device)
-
-
 def emulated_colony(n_nics: int = 4, host_threads: int = 2, nic_threads: int = 1,
                     bandwidths: list[float] | None = None, latency_s: float = 30e-6,
-                    workdir: str | None = None, query_options: dict | None = None) -> MultiLink:
+                    workdir: str | None = None, query_options: dict | None = None) -> PacedColony:
     """Host ``host`` and SmartNICs ``nic0..`` with the query service; links in bytes/s."""
     bandwidths = bandwidths or [2e9, 1e9, 500e6, 4e9][:n_nics] + [1e9] * max(0, n_nics - 4)
     opts = dict(query_options or {})
@@ -48,7 +29,7 @@ def emulated_colony(n_nics: int = 4, host_threads: int = 2, nic_threads: int = 1
         spec[f"nic{i}"] = {"role": "smartnic", "threads": nic_threads, "services": {"query": opts},
                            "pools": [f"particles_nic{i}", "particles"], "workdir": workdir}
     lc = LocalColony(spec)
-    return MultiLink(lc, "host", {f"nic{i}": (bandwidths[i], latency_s) for i in range(n_nics)})
+    return PacedColony(lc, "host", {f"nic{i}": (bandwidths[i], latency_s) for i in range(n_nics)})
 
 
 def load_particles(colony, device: str, rows: int, objects: int = 4, seed: int = 0, pool: str = "particles",

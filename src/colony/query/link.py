@@ -57,3 +57,39 @@ class EmulatedLink:
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
+
+
+class PacedColony:
+    """A colony-like object (``call``/``devices``) whose calls to some devices cross an
+    :class:`EmulatedLink`; one per device, so each link has its own bandwidth.
+
+    Works over an in-process LocalColony and over the Ray runtime's Colony alike (the
+    runtime paces put/get/inject itself, but not service-call payloads).
+    """
+
+    def __init__(self, colony, host: str, links: dict[str, tuple[float, float]]) -> None:
+        self.inner = colony
+        self.host = host
+        self.links = {d: EmulatedLink(colony, host, bw, lat) for d, (bw, lat) in links.items()}
+
+    def devices(self) -> list[str]:
+        devs = self.inner.devices
+        return [getattr(d, "name", d) for d in (devs() if callable(devs) else devs)]
+
+    def call(self, device, service, method, *args, **kwargs):
+        return (self.links.get(device) or self.inner).call(device, service, method, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def runtime_links(colony, host: str, gbps: dict[str, float] | None = None,
+                  latency_s: float = 30e-6) -> PacedColony:
+    """Pace service calls to each device of a Ray colony at its link rate (Gbit/s):
+    ``gbps`` where given, else the device's configured ``link_gbps``; unpaced if neither."""
+    rates = {}
+    for d in colony.devices:
+        g = (gbps or {}).get(d.name, d.link_gbps)
+        if g and d.name != host:
+            rates[d.name] = (g * 1e9 / 8, latency_s)
+    return PacedColony(colony, host, rates)

@@ -32,6 +32,7 @@ from colony.query.estimate import BadPlan, estimate, plan_json
 from colony.query.plan import QueryError, UnknownTable
 from colony.query.stats import STATS_POOL, StatsIndex
 from colony.services.base import Service, endpoint, service
+from colony.store.routing import stable_hash
 
 
 def _tables_arg(tables: dict) -> dict[str, tuple[str, str]]:
@@ -66,7 +67,7 @@ class QueryService(Service):
         self._busy_threads = 0
         self._admitted = 0
         self._service_s = 0.0
-        self._rng = np.random.Generator(np.random.SFC64(abs(hash(ctx.name)) % (1 << 32)))
+        self._rng = np.random.Generator(np.random.SFC64(stable_hash(ctx.name)))  # same on every run
         saved = ctx.calibration.get("query") if ctx.calibration else None
         if saved:
             self.models = DeviceModels.from_json(saved)
