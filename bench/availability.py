@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from colony.quantify import availability as av
-from colony.quantify.monitor import machine_info
+from colony.machine import describe as machine_info
 
 MC_CASES = [(6, 2, 2, 1.0), (6, 3, 1, 2.0), (9, 2, 1, 0.5), (6, 4, 1, 0.06)]
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from colony.quantify import characterize as ch
-from colony.quantify.monitor import machine_info
+from colony.machine import describe as machine_info
 
 
 def main(argv) -> None:

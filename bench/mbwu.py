@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from colony.quantify import mbwu as m
-from colony.quantify.monitor import machine_info
+from colony.machine import describe as machine_info
 from colony.quantify.ycsb import workload
 
 

@@ -31,7 +31,7 @@ from colony.cost.calibrate import measure_run, random_query  # noqa: E402
 from colony.cost.models import ForestExec, NNLSExec, _x, ape  # noqa: E402
 from colony.data import PARTICLE_SCHEMA, uniform  # noqa: E402
 from colony.query import plan as qplan  # noqa: E402
-from colony.query.bench_util import machine  # noqa: E402
+from colony.machine import describe as machine  # noqa: E402
 from colony.query.client import QueryClient, calibrate_colony  # noqa: E402
 from colony.query.emulated import emulated_colony, load_particles  # noqa: E402
 from colony.query.estimate import estimate  # noqa: E402

@@ -66,7 +66,7 @@ if __name__ == "__main__":
         chunk = int(sys.argv[2]) or None
         print(json.dumps(probe(chunk, sys.argv[3])))
         sys.exit(0)
-    from colony.calibration import machine
+    from colony.machine import describe as machine
     rows = []
     for chunk in CHUNKS:
         p = subprocess.run([sys.executable, __file__, "child", str(chunk or 0), "/tmp/ray-colony-bench"],

@@ -56,6 +56,19 @@ def test_latest_prefers_recent_inserts():
     assert sum(v >= 9_900 for v in vals) / len(vals) > 0.5
 
 
+def test_latest_only_reaches_acknowledged_inserts():
+    cnt = ycsb.InsertCounter(100)
+    a, b = cnt.next(), cnt.next()          # 100, 101 handed out, not stored yet
+    assert cnt.last() == 99
+    cnt.acknowledge(b)                     # 101 stored first: 100 is still missing
+    assert cnt.last() == 99
+    cnt.acknowledge(a)
+    assert cnt.last() == 101
+    g = ycsb.SkewedLatestGenerator(cnt, random.Random(1))
+    c = cnt.next()                         # 102 in flight: never read
+    assert max(g.next() for _ in range(5_000)) <= 101 < c
+
+
 def test_keys_are_16_bytes_and_unique():
     keys = {ycsb.key_name(i) for i in range(100_000)}
     assert len(keys) == 100_000 and all(len(k) == 16 and k.startswith(b"user") for k in keys)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import time
 from pathlib import Path
 from typing import Callable
@@ -21,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from colony import codec
+from colony.machine import describe
 
 ENV = "COLONY_CALIBRATION_DIR"
 SIZES = (64 << 10, 1 << 20, 16 << 20, 64 << 20)          # bytes for memcpy / transfers
@@ -75,7 +75,7 @@ def device_suite(threads: int, seed: int = 0, quick: bool = False) -> dict:
     """Time the fixed in-device suite; every entry is (size, seconds, rate)."""
     sizes = QUICK_SIZES if quick else SIZES
     rows_list = QUICK_ROWS if quick else ROWS
-    out: dict = {"threads": threads, "machine": machine(), "memcpy": [], "ipc_serialize": [],
+    out: dict = {"threads": threads, "machine": describe(), "memcpy": [], "ipc_serialize": [],
                  "ipc_deserialize": [], "object_pack": [], "object_unpack": [], "kernels": []}
     rng = np.random.default_rng(seed)
     for n in sizes:
@@ -115,16 +115,3 @@ def device_suite(threads: int, seed: int = 0, quick: bool = False) -> dict:
             s = best_of(fn)
             out["kernels"].append({"kernel": name, "rows": rows, "seconds": s, "rows_per_s": rows / s})
     return out
-
-
-def machine() -> dict:
-    """Where a measurement ran (reports quote numbers with their machine)."""
-    try:
-        import psutil
-        mem = psutil.virtual_memory().total
-    except Exception:
-        mem = None
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return {"hostname": platform.node(), "platform": platform.platform(), "machine": platform.machine(),
-            "processor": platform.processor(), "cpus_available": cpus, "cpu_count": os.cpu_count(),
-            "memory_bytes": mem, "python": platform.python_version(), "pyarrow": pa.__version__}

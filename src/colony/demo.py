@@ -54,7 +54,8 @@ def colony_section(report: Report, c) -> list[dict]:
     devices = [{"device": d.name, "role": d.role, "label": d.label, "threads": d.threads or "all",
                 "services": ", ".join(d.services)} for d in c.devices]
     report.section("The colony", "The embedded default: a local Ray colony. Emulated devices are weakened "
-                   "by real mechanisms (thread budgets, paced links) and are labelled as emulated.")
+                   "by real mechanisms (thread budgets, paced links) and are labelled as emulated. The demo places "
+                   "the sift service on the SmartNICs and the query service on every device at run time.")
     report.table(["device", "role", "label", "threads", "services"], [list(r.values()) for r in devices])
     return devices
 

@@ -5,13 +5,12 @@ writer side by side in the same run."""
 from __future__ import annotations
 
 import os
-import time
 
 import pyarrow as pa
 
-from colony.bench.common import machine
+from colony.machine import describe as machine
 from colony.codec import CODECS, pack, unpack
-from colony.codec.advise import _best_time
+from colony.calibration import best_of
 
 # pyarrow's IPC compression that each Colony codec is compared with
 _PYARROW_PEER = {"none": None, "inner-lz4": "lz4", "inner-zstd": "zstd", "outer-lz4": "lz4",
@@ -43,8 +42,8 @@ def _pyarrow_ipc(table: pa.Table, compression, threads: int, repeats: int) -> di
 
     buf = write()
     read_opts = pa.ipc.IpcReadOptions(use_threads=threads > 1)
-    ser = _best_time(write, repeats)
-    de = _best_time(lambda: pa.ipc.open_stream(buf, options=read_opts).read_all(), repeats)
+    ser = best_of(write, repeats)
+    de = best_of(lambda: pa.ipc.open_stream(buf, options=read_opts).read_all(), repeats)
     return {"serialize_mbps": table.nbytes / ser / 1e6, "deserialize_mbps": table.nbytes / de / 1e6,
             "ratio": buf.size / table.nbytes}
 
@@ -59,8 +58,8 @@ def zero_copy_decode_ms(gib: float = 1.0, repeats: int = 5) -> dict:
     t = uniform(int(gib * 2**30 / 72), seed=1).combine_chunks()
     buf = pack(t)
     del t
-    best = _best_time(lambda: unpack(buf, verify=False), repeats)
-    verified = _best_time(lambda: unpack(buf, verify=True), 1)
+    best = best_of(lambda: unpack(buf, verify=False), repeats)
+    verified = best_of(lambda: unpack(buf, verify=True), 1)
     return {"object_bytes": buf.size, "decode_ms": best * 1e3, "decode_verified_ms": verified * 1e3}
 
 
@@ -83,8 +82,8 @@ def run(mb: int = 256, repeats: int = 3, zero_copy_gib: float = 1.0, progress=No
                 progress and progress(done, steps)
             for name in CODECS:
                 buf = pack(table, name, threads=threads)
-                ser = _best_time(lambda: pack(table, name, threads=threads), repeats)
-                de = _best_time(lambda: unpack(buf, threads=threads), repeats)
+                ser = best_of(lambda: pack(table, name, threads=threads), repeats)
+                de = best_of(lambda: unpack(buf, threads=threads), repeats)
                 peer = peers[_PYARROW_PEER[name]]
                 r = {"dataset": ds, "codec": name, "threads": threads, "raw_bytes": table.nbytes,
                      "serialize_mbps": table.nbytes / ser / 1e6,

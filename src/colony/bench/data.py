@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from colony.bench.common import machine
+from colony.machine import describe as machine
 
 
 def run(rows: int = 10_000_000, repeats: int = 3) -> dict:

@@ -73,7 +73,7 @@ def measure_mbwu(device: Path, workload: str, records: int, ops: int, threads: s
                  connect: Optional[str] = None, link_mib_s: Optional[float] = None) -> dict:
     """The thread sweep behind `colony mbwu measure` and `colony bench mbwu`."""
     from colony.quantify import mbwu as m
-    from colony.quantify.monitor import machine_info
+    from colony.machine import describe as machine_info
     from colony.quantify.ycsb import workload as wl
     w = wl(workload, recordcount=records, operationcount=ops)
     ths = _ints(threads)
@@ -130,7 +130,7 @@ def mbwu_platform(
 ):
     """Platform MBWUs: add devices until the total stops growing (normal caching)."""
     from colony.quantify import mbwu as m
-    from colony.quantify.monitor import machine_info
+    from colony.machine import describe as machine_info
     from colony.quantify.ycsb import workload as wl
     w = wl(workload, recordcount=records, operationcount=0)
     with _progress() as prog:
@@ -266,7 +266,7 @@ def av_simulate(m: int = 6, n: int = 2, c: int = 2, f: float = 1.0, w: int = 4, 
 def characterize_machine(stressors: list[str], timeout: float, arrow_rows: int, kv_iterations: int,
                          label: str | None = None) -> dict:
     from colony.quantify import characterize as ch
-    from colony.quantify.monitor import machine_info
+    from colony.machine import describe as machine_info
     with _progress() as prog:
         task = prog.add_task("stress-ng, Arrow kernels, KV stress", total=len(stressors) + 7 + 8)
         adv = lambda *_: prog.advance(task)  # noqa: E731

@@ -46,19 +46,13 @@ def _local(rows: int, device: str, seed: int):
 
 def _open(rows: int, device: str, seed: int, calib_runs: int, local: bool, recalibrate: bool = False):
     """A colony with `particles` on ``device`` and calibrated query models (cached per device)."""
-    from colony.query.client import QueryClient, calibrate_colony
+    from rich.console import Console
+
+    from colony.query.client import QueryClient, ensure_calibrated
     from colony.query.plan import TableSpec
     colony, host, close = (_local if local else _runtime)(rows, device, seed)
-    have = all(colony.call(d, "query", "health")["calibrated"] for d in colony.devices())
-    if recalibrate or not have:
-        from rich.console import Console
-        Console(stderr=True).print("[dim]calibrating cost models on every device (cached afterwards)...[/]")
-        calibrate_colony(colony, host, n_runs=calib_runs, max_rows=1_000_000)
-    else:
-        hm = colony.call(host, "query", "models_json")
-        for d in colony.devices():
-            if d != host:
-                colony.call(d, "query", "set_host_models", hm)
+    ensure_calibrated(colony, host, calib_runs, 1_000_000, recalibrate, on_calibrate=lambda: Console(stderr=True).print(
+        "[dim]calibrating cost models on every device (cached afterwards)...[/]"))
     client = QueryClient(colony, host, {"particles": TableSpec("particles", "particles", "*")})
     return colony, client, close
 
@@ -158,7 +152,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                          ["#", "sql", "est rows", "rows", "decision", "oracle", "regret", "d/b/s ms"], tab))
         con.print(summ)
         if json_out:
-            from colony.query.bench_util import machine
+            from colony.machine import describe as machine
             with open(json_out, "w") as f:
                 json.dump({"summary": summ, "machine": machine(), "rows": rows, "queries_file": queries,
                            "wall_s": time.time() - t0, "colony": "emulated in-process (LocalColony + EmulatedLink)" if local else

@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import os
 import platform
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pyarrow as pa
 
 from colony import __version__
+from colony.calibration import best_of
 from colony.codec.container import CODECS, pack, unpack
 from colony.errors import ColonyError
 
@@ -48,21 +48,12 @@ def _fingerprint(threads: int) -> str:
     return f"{platform.node()}|{platform.machine()}|{os.cpu_count()}|{threads}|{__version__}"
 
 
-def _best_time(fn, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def measure(table: pa.Table, codec: str, threads: int, repeats: int = 3) -> CodecProfile:
     """Time pack and unpack (with checksum verification) of ``table``; best of ``repeats``."""
     raw = table.nbytes
     buf = pack(table, codec, threads=threads)
-    ser = _best_time(lambda: pack(table, codec, threads=threads), repeats)
-    de = _best_time(lambda: unpack(buf, threads=threads), repeats)
+    ser = best_of(lambda: pack(table, codec, threads=threads), repeats)
+    de = best_of(lambda: unpack(buf, threads=threads), repeats)
     return CodecProfile(codec, threads, raw / ser / 1e6, raw / de / 1e6, len(buf) / raw)
 
 

@@ -35,7 +35,7 @@ import crc32c as _crc
 import numpy as np
 import pyarrow as pa
 
-from colony.codec.engines import DEFAULT_LEVEL, OUTER_CODECS, get_engine
+from colony.codec.engines import DEFAULT_LEVEL, get_engine
 from colony.errors import (BadLength, BadMagic, ChecksumMismatch, CodecError, CorruptObject,
                            TruncatedObject, UnsupportedVersion)
 

@@ -9,15 +9,13 @@ host sort.
 
 from __future__ import annotations
 
-import os
-import platform
 import time
 from typing import Any, Callable
 
-import numpy as np
 
 from colony.nearstore import records as R
 from colony.nearstore.nescafe import Nescafe
+from colony.machine import describe
 
 KiB, MiB = 1 << 10, 1 << 20
 SIZES = [32 * KiB, 128 * KiB, 512 * KiB, 2 * MiB, 8 * MiB, 32 * MiB, 128 * MiB, 512 * MiB]
@@ -63,21 +61,9 @@ def plan(max_size: int = 512 * MiB, big: int | None = None, rate_size: int = 64 
 
 
 def machine(runtime: str) -> dict:
-    cpu = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "")
-    except OSError:
-        pass
-    try:
-        import psutil
-        mem = psutil.virtual_memory().total
-    except Exception:  # pragma: no cover
-        mem = None
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory_bytes": mem, "python": platform.python_version(),
-            "numpy": np.__version__, "platform": platform.platform(), "runtime": runtime,
-            "emulated": True, "note": "CSDs are emulated: block stores are files on this machine's "
-            "disk, links are token buckets; all devices share the machine's cores"}
+    return describe(runtime=runtime, emulated=True,
+                    note="CSDs are emulated: block stores are files on this machine's disk, links are "
+                         "token buckets; all devices share the machine's cores")
 
 
 def run_sort(fs: Nescafe, name: str, mode: str, ref: bytes) -> dict:

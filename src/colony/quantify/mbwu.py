@@ -139,6 +139,8 @@ def _run(make_client, w: Workload, threads: int, duration: float, counter: Inser
                 t = time.perf_counter()
                 if not _do(c, op, key, arg):
                     miss += 1
+                if op == "insert":
+                    counter.acknowledge(stream.pending_insert)
                 loclat.append(time.perf_counter() - t)
                 local[op] = local.get(op, 0) + 1
             c.close()

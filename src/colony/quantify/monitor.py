@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import glob
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -24,22 +23,6 @@ NETWORK_FS = {"nfs", "nfs4", "cifs", "smb3", "smbfs", "ceph", "glusterfs", "fuse
 CPU_BOUND = 85.0        # % of all cores, mean over the run
 STORAGE_BOUND = 80.0    # % of wall time the device had I/O in flight (diskstats busy time)
 MEMORY_BOUND = 95.0     # % of RAM used
-
-
-def machine_info() -> dict:
-    """CPU model, cores and RAM of this machine (every bench JSON carries it)."""
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpu_model": model, "cores_logical": psutil.cpu_count(), "cores_physical": psutil.cpu_count(False),
-            "ram_gib": round(psutil.virtual_memory().total / 2 ** 30, 1), "arch": platform.machine(),
-            "kernel": platform.release(), "hostname": platform.node(),
-            "loadavg_1m_at_start": round(os.getloadavg()[0], 2)}
 
 
 def block_device(path: str | Path) -> str | None:

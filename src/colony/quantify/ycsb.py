@@ -117,10 +117,17 @@ class UniformGenerator:
 
 
 class InsertCounter:
-    """The transaction insert key sequence shared by all threads of one generator process."""
+    """The transaction insert key sequence shared by all threads of one generator process.
+
+    Like YCSB's AcknowledgedCounterGenerator, :meth:`last` only advances over inserts that
+    have completed (:meth:`acknowledge`), so a concurrent reader never picks a key that was
+    handed out but is not stored yet.
+    """
 
     def __init__(self, start: int):
         self._next = start
+        self._limit = start - 1
+        self._done: set[int] = set()
         self._lock = threading.Lock()
 
     def next(self) -> int:
@@ -129,9 +136,16 @@ class InsertCounter:
             self._next += 1
             return v
 
+    def acknowledge(self, v: int) -> None:
+        with self._lock:
+            self._done.add(v)
+            while self._limit + 1 in self._done:
+                self._limit += 1
+                self._done.remove(self._limit)
+
     def last(self) -> int:
         with self._lock:
-            return self._next - 1
+            return self._limit
 
 
 class SkewedLatestGenerator:
@@ -265,7 +279,8 @@ class OperationStream:
                 op = name
                 break
         if op == "insert":
-            return op, key_name(self.counter.next(), self.w.ordered_inserts), self.value()
+            self.pending_insert = self.counter.next()   # acknowledge() it once stored
+            return op, key_name(self.pending_insert, self.w.ordered_inserts), self.value()
         key = key_name(self.next_keynum(), self.w.ordered_inserts)
         if op == "scan":
             return op, key, self.rng.randint(1, self.w.max_scan)

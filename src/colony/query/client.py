@@ -224,6 +224,23 @@ def _tables_in(pj: dict) -> list[str]:
     return sorted(set(out))
 
 
+def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate: bool = False,
+                      on_calibrate=None) -> bool:
+    """Calibrate every device unless all have models (cached per device); otherwise just hand
+    the host's models to the devices. Returns whether it calibrated."""
+    have = all(colony.call(d, "query", "health")["calibrated"] for d in colony.devices())
+    if recalibrate or not have:
+        if on_calibrate:
+            on_calibrate()
+        calibrate_colony(colony, host, n_runs=n_runs, max_rows=max_rows)
+        return True
+    hm = colony.call(host, "query", "models_json")
+    for d in colony.devices():
+        if d != host:
+            colony.call(d, "query", "set_host_models", hm)
+    return False
+
+
 def calibrate_colony(colony, host: str, n_runs: int = 120, max_rows: int = 400_000, seed: int = 0,
                      devices: list[str] | None = None, progress=None) -> dict:
     """Calibrate every device on itself, measure each link from the host, install host models on devices."""

@@ -14,9 +14,9 @@ DEMO_QUERIES = [
 ]
 
 
-def _ray_colony(colony, rows: int, seed: int, link_gbps: float):
+def _ray_colony(colony, rows: int, seed: int, link_gbps: float, pool: str):
     """The Ray colony with the query service everywhere, ``rows`` particles on its first
-    SmartNIC (pool ``particles``, as in the seeds' case studies) and service calls paced at
+    SmartNIC (in ``pool``, a TFT pool over the SmartNICs; as in the seeds' case studies) and service calls paced at
     ``link_gbps``. (A table spread over several devices is decided per device; its
     per-device predictions are in each result's decision, not plotted here.)"""
     from colony.data import uniform
@@ -28,41 +28,36 @@ def _ray_colony(colony, rows: int, seed: int, link_gbps: float):
     t = uniform(rows, seed=seed)
     k = 4
     for i in range(k):   # TFT: tags that are multiples of the pool size land on its first member
-        colony.put("particles", f"part-{i * len(nics):05d}", t.slice(i * rows // k, (i + 1) * rows // k - i * rows // k))
+        colony.put(pool, f"part-{i * len(nics):05d}", t.slice(i * rows // k, (i + 1) * rows // k - i * rows // k))
     linked = runtime_links(colony, host, {n: link_gbps for n in nics})
     return linked, host, nics[0], "Ray colony (emulated SmartNICs), links paced at %g Gbit/s" % link_gbps
 
 
 def query_demo(colony=None, report_dir: str = ".", rows: int = 400_000, calib_runs: int = 60,
-               link_gbps: float = 8.0, seed: int = 1) -> dict:
+               link_gbps: float = 8.0, seed: int = 1, pool: str = "default") -> dict:
     """Run DEMO_QUERIES under auto and every forced placement; write query_demo.png in report_dir.
 
-    ``colony``: a Ray colony from ``colony.connect()`` (its config needs a ``particles`` pool
-    over the SmartNICs; the query service is placed if missing), or None for an emulated
+    ``colony``: a Ray colony from ``colony.connect()`` (the particles go into ``pool``, the
+    embedded default's TFT pool over the SmartNICs; the query service is placed at run time
+    if the config does not place it), or None for an emulated
     in-process colony. Cost models are calibrated on each device once and cached.
     """
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from colony.query.client import QueryClient, calibrate_colony
+    from colony.query.client import QueryClient, ensure_calibrated
     from colony.query.emulated import emulated_colony, load_particles
     from colony.query.plan import TableSpec
 
     if colony is None:
         colony, used, host = emulated_colony(), "emulated in-process colony (LocalColony + EmulatedLink)", "host"
         nic = next(d for d in colony.devices() if d != host)
-        load_particles(colony, nic, rows, objects=4, seed=seed, pool="particles")
+        load_particles(colony, nic, rows, objects=4, seed=seed, pool=pool)
     else:
-        colony, host, nic, used = _ray_colony(colony, rows, seed, link_gbps)
-    if not all(colony.call(d, "query", "health")["calibrated"] for d in colony.devices()):
-        calibrate_colony(colony, host, n_runs=calib_runs, max_rows=300_000)
-    else:
-        hm = colony.call(host, "query", "models_json")
-        for d in colony.devices():
-            if d != host:
-                colony.call(d, "query", "set_host_models", hm)
-    client = QueryClient(colony, host, {"particles": TableSpec("particles", "particles", "*")})
+        colony, host, nic, used = _ray_colony(colony, rows, seed, link_gbps, pool)
+    ensure_calibrated(colony, host, calib_runs, 300_000)
+    client = QueryClient(colony, host, {"particles": TableSpec("particles", pool, "part-*")})
     out = []
     for label, sql in DEMO_QUERIES:
         auto = client.query(sql, "auto")

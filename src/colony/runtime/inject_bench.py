@@ -174,7 +174,7 @@ def worker(kind: str, sizes: list[int], repeats: int, nodes: int, temp_dir: str,
 
 def run(sizes: list[int], nodes: int = 3, repeats: int = 2, temp_dir: str = "/tmp/ray-colony-bench",
         progress=None) -> dict:
-    from colony.calibration import machine
+    from colony.machine import describe as machine
     if nodes < 3:
         raise ValueError("the multi-node colony needs at least 3 Ray nodes")
     arrays = make_arrays(max(sizes))

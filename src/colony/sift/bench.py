@@ -19,7 +19,6 @@ import argparse
 import gc
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -28,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from colony.machine import describe
 from colony.data import load_ais, load_opensky, load_trackml, uniform
 from colony.services.local import LocalColony
 from colony.sift import SiftPlan, bin_of, split, split_by_select
@@ -36,23 +36,6 @@ from colony.sift.driver import Sifter
 RESULTS = Path("bench") / "results" / "sift.json"
 WAYS = (2, 4, 8, 16, 64, 128)
 SCHEMES = ((2, 4), (4, 2), (7, 1))     # (k, stages) for N=100 bins: 4-way x4, 16-way x2, 128-way x1
-
-
-def machine() -> dict:
-    import psutil
-    cpu = platform.processor()
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    import polars
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
-            "python": platform.python_version(), "pyarrow": pa.__version__, "numpy": np.__version__,
-            "polars": polars.__version__, "platform": platform.platform(),
-            "load_avg_at_start": list(os.getloadavg())}
 
 
 def _best(fn, repeats: int) -> float:
@@ -303,7 +286,8 @@ def run(quick: bool = False, json_out: str | os.PathLike | None = None, kernel_r
                 "publish_s")
         console.log(label, {k: round(r[k], 3) for k in keys if k in r})
 
-    result = {"machine": machine(), "quick": quick}
+    import polars
+    result = {"machine": describe(polars=polars.__version__), "quick": quick}
     result["kernel"] = bench_kernel(kernel_rows, progress=say)
     result["impulse"] = bench_impulse(sizes, progress=say)
     if ray:

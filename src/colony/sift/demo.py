@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 
 from colony.data import Simulation
 from colony.sift.driver import Sifter, StageReport

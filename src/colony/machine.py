@@ -1,0 +1,31 @@
+"""Where a measurement ran. Every benchmark JSON, calibration file and characterization
+carries this, so a number is never quoted without its machine."""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+import pyarrow as pa
+
+
+def describe(**extra) -> dict:
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {"cpu_model": model, "cores_logical": psutil.cpu_count(), "cores_physical": psutil.cpu_count(False),
+            "cores_available": available, "ram_gib": round(psutil.virtual_memory().total / 2 ** 30, 1),
+            "arch": platform.machine(), "kernel": platform.release(), "platform": platform.platform(),
+            "hostname": platform.node(), "python": platform.python_version(), "pyarrow": pa.__version__,
+            "numpy": np.__version__, "loadavg_1m_at_start": round(os.getloadavg()[0], 2),
+            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **extra}
