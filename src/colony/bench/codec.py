@@ -104,6 +104,9 @@ def run(mb: int = 256, repeats: int = 3, zero_copy_gib: float = 1.0, progress=No
         one = get("uniform", f"outer-{outer}", 1, "serialize_mbps")
         allc = get("uniform", f"outer-{outer}", cores, "serialize_mbps")
         summary[f"outer_{outer}_scaling"] = allc / (one * cores)
+    # what this machine's extra cores give at all: pyarrow's own multi-threaded zstd, same run
+    summary["pyarrow_zstd_scaling_reference"] = (get("uniform", "pyarrow-zstd", cores, "serialize_mbps")
+                                                 / (get("uniform", "pyarrow-zstd", 1, "serialize_mbps") * cores))
     zc = zero_copy_decode_ms(zero_copy_gib) if zero_copy_gib else None
     if zc:
         summary["zero_copy_decode_ms_1gib"] = zc["decode_ms"] * (1.0 / zero_copy_gib)
