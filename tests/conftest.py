@@ -38,3 +38,21 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "ray_colony" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.ray)
+
+
+class FakeClock:
+    """A clock that only moves when something sleeps on it: timing tests without time."""
+
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+    def sleep(self, s):
+        self.t += s
+
+
+@pytest.fixture
+def clk():
+    return FakeClock()

@@ -113,19 +113,9 @@ def test_bad_records_and_unknown_op():
 
 
 # -- token bucket -------------------------------------------------------------------
-class FakeClock:
-    def __init__(self):
-        self.t = 0.0
-
-    def __call__(self):
-        return self.t
-
-    def sleep(self, s):
-        self.t += s
 
 
-def test_token_bucket_paces_to_rate():
-    clk = FakeClock()
+def test_token_bucket_paces_to_rate(clk):
     tb = TokenBucket(8e6, burst_bytes=0, clock=clk, sleep=clk.sleep)   # 1 MB/s
     for _ in range(10):
         tb.consume(100_000)
@@ -133,8 +123,7 @@ def test_token_bucket_paces_to_rate():
     assert tb.bytes == 1_000_000 and tb.waited_s == pytest.approx(1.0)
 
 
-def test_token_bucket_burst_and_refill():
-    clk = FakeClock()
+def test_token_bucket_burst_and_refill(clk):
     tb = TokenBucket(8e6, burst_bytes=500_000, clock=clk, sleep=clk.sleep)
     assert tb.consume(500_000) == 0.0                    # the burst is free
     assert tb.consume(250_000) == pytest.approx(0.25)

@@ -8,19 +8,7 @@ import pytest
 from colony.pacing import TokenBucket
 
 
-class FakeClock:
-    def __init__(self):
-        self.t = 0.0
-
-    def __call__(self):
-        return self.t
-
-    def sleep(self, s):
-        self.t += s
-
-
-def test_rate_is_honoured_on_a_fake_clock():
-    clk = FakeClock()
+def test_rate_is_honoured_on_a_fake_clock(clk):
     b = TokenBucket(1000.0, burst=100.0, clock=clk, sleep=clk.sleep)
     for _ in range(50):
         b.consume(100)
@@ -29,16 +17,14 @@ def test_rate_is_honoured_on_a_fake_clock():
     assert b.bytes == 5000 and b.waited == pytest.approx(4.9)
 
 
-def test_idle_time_refills_only_up_to_burst():
-    clk = FakeClock()
+def test_idle_time_refills_only_up_to_burst(clk):
     b = TokenBucket(1000.0, burst=100.0, clock=clk, sleep=clk.sleep)
     clk.t = 100.0                              # a long idle period
     assert b.consume(100) == 0.0               # the burst passes at once
     assert b.consume(500) == pytest.approx(0.5)
 
 
-def test_large_transfer_waits_size_over_rate():
-    clk = FakeClock()
+def test_large_transfer_waits_size_over_rate(clk):
     b = TokenBucket.gbps(8e-6, burst=1.0, clock=clk, sleep=clk.sleep)   # 1000 B/s
     assert b.rate == pytest.approx(1000.0)
     assert b.consume(10_001) == pytest.approx(10.0)

@@ -93,13 +93,7 @@ def _load(make_client, w: Workload, threads: int, rate: float, seed: int) -> dic
         except Exception as e:
             errors.append(f"{type(e).__name__}: {e}")
 
-    t0 = time.monotonic()
-    ts = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    dt = time.monotonic() - t0
+    dt = _run_threads(work, threads)
     if errors:
         raise QuantifyError(f"load phase failed: {errors[0]}")
     c = make_client()
@@ -152,18 +146,23 @@ def _run(make_client, w: Workload, threads: int, duration: float, counter: Inser
         except Exception as e:
             errors.append(f"{type(e).__name__}: {e}")
 
+    dt = _run_threads(work, threads)
+    if errors:
+        raise QuantifyError(f"run phase failed with {threads} threads: {errors[0]}")
+    ops = sum(by_op.values())
+    return {"threads": threads, "ops": ops, "seconds": dt, "ops_per_s": ops / dt, "by_op": by_op,
+            "read_misses": misses[0], "latency_us": _percentiles(lats)}
+
+
+def _run_threads(work, threads: int) -> float:
+    """Run work(0..threads-1) on threads; the wall time they took together."""
     t0 = time.monotonic()
     ts = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
     for t in ts:
         t.start()
     for t in ts:
         t.join()
-    dt = time.monotonic() - t0
-    if errors:
-        raise QuantifyError(f"run phase failed with {threads} threads: {errors[0]}")
-    ops = sum(by_op.values())
-    return {"threads": threads, "ops": ops, "seconds": dt, "ops_per_s": ops / dt, "by_op": by_op,
-            "read_misses": misses[0], "latency_us": _percentiles(lats)}
+    return time.monotonic() - t0
 
 
 def generator_main(conn, path: str, landscape: str, daemon_addr, minimize_caching: bool, seed: int) -> None:
