@@ -14,7 +14,7 @@ from colony.nearstore.address import BLOCK_BITS, MAX_BLOCK, Extent, decode, enco
 from colony.nearstore.blockstore import BlockStore
 from colony.nearstore.locks import BlockLocks
 from colony.nearstore.ops import chunk_size_for, get_operation
-from colony.nearstore.tokenbucket import TokenBucket
+from colony.nearstore.tokenbucket import link
 
 
 # -- addresses ------------------------------------------------------------------
@@ -115,37 +115,14 @@ def test_bad_records_and_unknown_op():
 # -- token bucket -------------------------------------------------------------------
 
 
-def test_token_bucket_paces_to_rate(clk):
-    tb = TokenBucket(8e6, burst_bytes=0, clock=clk, sleep=clk.sleep)   # 1 MB/s
-    for _ in range(10):
-        tb.consume(100_000)
-    assert clk.t == pytest.approx(1.0)
-    assert tb.bytes == 1_000_000 and tb.waited_s == pytest.approx(1.0)
-
-
-def test_token_bucket_burst_and_refill(clk):
-    tb = TokenBucket(8e6, burst_bytes=500_000, clock=clk, sleep=clk.sleep)
-    assert tb.consume(500_000) == 0.0                    # the burst is free
-    assert tb.consume(250_000) == pytest.approx(0.25)
-    clk.t += 10.0                                        # idle: refills only up to the burst
-    assert tb.consume(500_000) == 0.0
-    assert tb.consume(1_000_000) == pytest.approx(1.0)
-
-
-def test_token_bucket_unpaced_and_bad_rate():
-    tb = TokenBucket(None)
+def test_link_unpaced_and_bad_rate():
+    tb = link(None)
     assert tb.consume(10 ** 9) == 0.0 and tb.bytes == 10 ** 9 and not tb.paced
     with pytest.raises(NearStoreError):
-        TokenBucket(0)
+        link(0)
+    assert link(1.0).burst == pytest.approx(1.25e6)        # 10 ms of a 1 Gbit/s link (125 MB/s)
+    assert link(0.001).burst == 64 << 10                   # but never below 64 KiB
 
-
-def test_token_bucket_shared_by_threads():
-    tb = TokenBucket(8e6 * 4, burst_bytes=0)            # 4 MB/s, real clock
-    t0 = time.monotonic()
-    ts = [threading.Thread(target=lambda: [tb.consume(50_000) for _ in range(4)]) for _ in range(4)]
-    [t.start() for t in ts]
-    [t.join() for t in ts]
-    assert time.monotonic() - t0 >= 0.18                 # 800 kB at 4 MB/s = 0.2 s
 
 
 # -- block store ---------------------------------------------------------------------

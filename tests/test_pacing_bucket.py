@@ -49,3 +49,35 @@ def test_bad_rates_are_refused():
         TokenBucket(10, burst=0)
     with pytest.raises(ValueError):
         TokenBucket(10).reserve(-1)
+
+
+def test_unpaced_bucket_only_counts():
+    b = TokenBucket(None)
+    assert b.consume(10 ** 9) == 0.0 and b.bytes == 10 ** 9 and not b.paced and b.waited == 0.0
+    assert TokenBucket.gbps(None).rate is None
+
+
+def test_token_bucket_paces_to_rate(clk):
+    tb = TokenBucket(1e6, burst=1, clock=clk, sleep=clk.sleep)   # 1 MB/s
+    for _ in range(10):
+        tb.consume(100_000)
+    assert clk.t == pytest.approx(1.0)
+    assert tb.bytes == 1_000_000 and tb.waited == pytest.approx(1.0)
+
+
+def test_token_bucket_burst_and_refill(clk):
+    tb = TokenBucket(1e6, burst=500_000, clock=clk, sleep=clk.sleep)
+    assert tb.consume(500_000) == 0.0                    # the burst is free
+    assert tb.consume(250_000) == pytest.approx(0.25)
+    clk.t += 10.0                                        # idle: refills only up to the burst
+    assert tb.consume(500_000) == 0.0
+    assert tb.consume(1_000_000) == pytest.approx(1.0)
+
+
+def test_token_bucket_shared_by_threads():
+    tb = TokenBucket(4e6, burst=1)            # 4 MB/s, real clock
+    t0 = time.monotonic()
+    ts = [threading.Thread(target=lambda: [tb.consume(50_000) for _ in range(4)]) for _ in range(4)]
+    [t.start() for t in ts]
+    [t.join() for t in ts]
+    assert time.monotonic() - t0 >= 0.18                 # 800 kB at 4 MB/s = 0.2 s

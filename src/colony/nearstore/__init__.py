@@ -9,8 +9,8 @@ from colony.nearstore.address import MAX_DEVICES, Extent, decode, encode
 from colony.nearstore.costa import Costa, SubOp, lock_all_policy, sequential_policy
 from colony.nearstore.nescafe import Nescafe, NFile, register_offload
 from colony.nearstore.ops import Operation, get_operation, operation
-from colony.nearstore.tokenbucket import TokenBucket
+from colony.nearstore.tokenbucket import link
 
 __all__ = ["MAX_DEVICES", "Extent", "decode", "encode", "Costa", "SubOp", "lock_all_policy",
            "sequential_policy", "Nescafe", "NFile", "register_offload", "Operation",
-           "get_operation", "operation", "TokenBucket"]
+           "get_operation", "operation", "link"]

@@ -25,7 +25,7 @@ from colony.nearstore.address import Extent, decode
 from colony.nearstore.costa import Client
 from colony.nearstore.mergesort import mergesort
 from colony.nearstore.ops import DEFAULT_CHUNK
-from colony.nearstore.tokenbucket import TokenBucket, gbps
+from colony.nearstore.tokenbucket import link
 
 # An offload: (fs, file, params) -> (extent holding the result, report)
 Offload = Callable[["Nescafe", "NFile", dict], tuple[Extent, dict]]
@@ -78,8 +78,8 @@ class Nescafe:
 
     def _set_host(self, host_gbps: float | None) -> None:
         # the host's port: device->host (rx) and host->device (tx); full duplex = one bucket each
-        self.host_rx = TokenBucket(gbps(host_gbps))
-        self.host_tx = self.host_rx if self.duplex == "half" else TokenBucket(gbps(host_gbps))
+        self.host_rx = link(host_gbps)
+        self.host_tx = self.host_rx if self.duplex == "half" else link(host_gbps)
         self.host_gbps = host_gbps
 
     def reset_counters(self) -> None:

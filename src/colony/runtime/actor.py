@@ -109,7 +109,7 @@ class DeviceActor:
                             disk_budget=spec.disk, threads=spec.threads)
         for pool in config.device_pools(device):
             store.create_pool(pool)
-        self.link = TokenBucket.gbps(spec.link_gbps) if spec.link_gbps else None
+        self.link = TokenBucket.gbps(spec.link_gbps or None)   # None: unpaced, counts bytes
         # the runtime's own CPU work on this device (packing injected batches, copying puts)
         # runs on at most `threads` threads, however many calls the actor serves at once
         self._cpu = threading.BoundedSemaphore(spec.threads)
@@ -122,7 +122,7 @@ class DeviceActor:
 
     # -- link ---------------------------------------------------------------------
     def _pace(self, nbytes: int) -> None:
-        if self.link is not None and nbytes:
+        if nbytes:
             self.link.consume(nbytes)
 
     # -- generic dispatch -------------------------------------------------------------
@@ -178,7 +178,7 @@ class DeviceActor:
 
     def set_link(self, gbps: float | None) -> None:
         """Change (or remove, with None) the paced link rate at run time (experiments)."""
-        self.link = TokenBucket.gbps(gbps) if gbps else None
+        self.link = TokenBucket.gbps(gbps or None)
 
     def set_budget(self, memory: int | None = None, disk: int | None = None) -> dict:
         """Change the store's memory/disk budgets at run time (experiments, back-pressure tests).
@@ -212,7 +212,7 @@ class DeviceActor:
             "uptime_s": time.time() - self.started, "calls": self.calls,
             "services": sorted(self.host.services), "store": self.host.ctx.store.info(),
             "emulation": self.emulation.as_dict(),
-            "link_waited_s": self.link.waited if self.link else 0.0,
+            "link_waited_s": self.link.waited,
             "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         }
 
