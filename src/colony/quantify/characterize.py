@@ -255,6 +255,14 @@ def compare(results: list[dict], reference: dict | None = None) -> dict:
     return {"reference": ref.get("label"), "ranking": rows, "per_stressor_order": per}
 
 
+def _save(fig, path) -> str:
+    import matplotlib.pyplot as plt
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return str(path)
+
+
 def plots(result: dict, outdir, reference: dict | None = None) -> list[str]:
     """PNG plots: normalized stressors, Arrow kernel thread sweeps, KV stress thread sweeps."""
     import matplotlib
@@ -271,10 +279,7 @@ def plots(result: dict, outdir, reference: dict | None = None) -> list[str]:
         ax.set_ylabel(f"relative to {reference.get('label')}")
         ax.set_title(f"stress-ng, geometric mean {n['geomean']:.2f}")
         plt.setp(ax.get_xticklabels(), rotation=45, ha="right")
-        fig.tight_layout()
-        fig.savefig(out / "stress_ng_normalized.png", dpi=110)
-        plt.close(fig)
-        paths.append(str(out / "stress_ng_normalized.png"))
+        paths.append(_save(fig, out / "stress_ng_normalized.png"))
     if result.get("arrow"):
         fig, ax = plt.subplots(figsize=(6.4, 4))
         for name, pts in result["arrow"]["kernels"].items():
@@ -283,10 +288,7 @@ def plots(result: dict, outdir, reference: dict | None = None) -> list[str]:
         ax.set_ylabel("ms")
         ax.set_title(f"Arrow kernels on {result['arrow']['rows']:,} particles")
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(out / "arrow_kernels.png", dpi=110)
-        plt.close(fig)
-        paths.append(str(out / "arrow_kernels.png"))
+        paths.append(_save(fig, out / "arrow_kernels.png"))
     if result.get("kv"):
         fig, ax = plt.subplots(figsize=(6.4, 4))
         for mode, pts in result["kv"]["modes"].items():
@@ -295,10 +297,7 @@ def plots(result: dict, outdir, reference: dict | None = None) -> list[str]:
         ax.set_ylabel("put+get+delete ops/s")
         ax.set_title("key-value stress (RocksDB)")
         ax.legend()
-        fig.tight_layout()
-        fig.savefig(out / "kv_stress.png", dpi=110)
-        plt.close(fig)
-        paths.append(str(out / "kv_stress.png"))
+        paths.append(_save(fig, out / "kv_stress.png"))
     return paths
 
 
