@@ -20,7 +20,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable
 from urllib.parse import quote, unquote
 
 import pyarrow as pa
@@ -231,11 +231,6 @@ class ObjectStore:
 
     def on_drop(self, hook: DropHook) -> None:
         self._drop_hooks.append(hook)
-
-    def keys(self, pools: Iterable[str] | None = None) -> list[tuple[str, str]]:
-        with self._lock:
-            names = list(pools) if pools is not None else list(self._pools)
-            return [(p, k) for p in names for k in sorted(self._pool(p))]
 
     # -- budget and spill (call with the lock held) ---------------------------
     def _remove(self, pool: str, key: str) -> None:
