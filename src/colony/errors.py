@@ -194,3 +194,8 @@ class ObjectTooLarge(StoreError):
 
     size: int = 0
     capacity: int = 0
+
+
+# -- gateway (Flight SQL) -----------------------------------------------------------------
+class GatewayError(ColonyError):
+    """A Flight SQL request the colony gateway refuses (writes, unknown handles, bad parameters)."""

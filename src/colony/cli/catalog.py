@@ -15,11 +15,11 @@ def attach(config: Optional[str], address: Optional[str]):
     return _attach(config, address)[0]
 
 
-def ready(colony, calib_runs: int = 100):
+def ready(colony, calib_runs: int = 100, calib_rows: int = 1_000_000):
     from rich.console import Console
 
     from colony.drivers.catalog import default_models_dir, ensure_query_service
-    ensure_query_service(colony, default_models_dir(colony.config.name), calib_runs,
+    ensure_query_service(colony, default_models_dir(colony.config.name), calib_runs, calib_rows,
                          on_calibrate=lambda: Console(stderr=True).print(
                              "[dim]placing the query service and calibrating every device (once; cached)...[/]"))
     return colony
@@ -37,7 +37,8 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                  replace: bool = typer.Option(False, "--replace", help="drop the table's objects first"),
                  config: Optional[str] = typer.Option(None, help="TOML config (default: the one `colony up` used)"),
                  address: Optional[str] = typer.Option(None, help="Ray address (default: `colony up`'s)"),
-                 calib_runs: int = typer.Option(100, help="calibration runs per device (first load only)")):
+                 calib_runs: int = typer.Option(100, help="calibration runs per device (first load only)"),
+                 calib_rows: int = typer.Option(1_000_000, help="largest calibration table (first load only)")):
         """Stream a file into a running colony as a table (statistics built on load)."""
         from rich.console import Console
 
@@ -45,7 +46,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         from colony.drivers.load import load_file
         if device and spread:
             raise typer.BadParameter("--device and --spread exclude each other")
-        colony = ready(attach(config, address), calib_runs)
+        colony = ready(attach(config, address), calib_runs, calib_rows)
         cat = Catalog(colony)
         rep = load_file(colony, file, pool, table, device=device, fmt=fmt, chunk_rows=chunk_rows, replace=replace,
                         schema_of=lambda t: next((x.pool for x in cat.tables(True) if x.name == t and x.pool != pool),
