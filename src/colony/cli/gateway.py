@@ -46,7 +46,8 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
             signal.signal(sig, lambda *_: stop.set())
         t = threading.Thread(target=gw.serve, daemon=True)
         t.start()
-        stop.wait()
+        while not stop.wait(0.5):
+            pass
         gw.shutdown()
 
     @bench_app.command("gateway")

@@ -67,7 +67,9 @@ def ensure_query_service(colony, models_dir: str | None = None, calib_runs: int 
 
 
 def default_models_dir(colony_name: str) -> str:
-    return os.path.join(os.path.expanduser("~"), ".cache", "colony", f"query-models-{colony_name}")
+    """Where a colony's calibrated query models are cached (``COLONY_MODELS_DIR`` overrides the root)."""
+    root = os.environ.get("COLONY_MODELS_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "colony")
+    return os.path.join(root, f"query-models-{colony_name}")
 
 
 def scan(colony, host: str | None = None) -> list[TableInfo]:

@@ -81,15 +81,15 @@ def _chunks(batches: Iterator[pa.RecordBatch], schema: pa.Schema, chunk_rows: in
     pending: list[pa.RecordBatch] = []
     rows = nbytes = 0
     try:
-        for b in batches:
-            if b.num_rows == 0:
-                continue
-            pending.append(b)
-            rows += b.num_rows
-            nbytes += b.nbytes
-            if rows >= chunk_rows or nbytes >= chunk_bytes:
-                yield pa.Table.from_batches(pending, schema=schema)
-                pending, rows, nbytes = [], 0, 0
+        for batch in batches:
+            for off in range(0, batch.num_rows, chunk_rows):          # a reader's batch may be larger
+                b = batch.slice(off, chunk_rows)
+                pending.append(b)
+                rows += b.num_rows
+                nbytes += b.nbytes
+                if rows >= chunk_rows or nbytes >= chunk_bytes:
+                    yield pa.Table.from_batches(pending, schema=schema)
+                    pending, rows, nbytes = [], 0, 0
     except (pa.ArrowInvalid, pa.ArrowIOError) as e:   # a bad row deep in a CSV surfaces while streaming
         raise DataError(f"cannot read the file past {rows} rows of the current chunk: "
                         f"{str(e).splitlines()[0]}; fix the file or its column types") from None
