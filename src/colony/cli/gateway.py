@@ -53,9 +53,9 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
     @bench_app.command("gateway")
     def bench_gateway(json_out: Path = typer.Option(Path("bench/results/gateway.json"), "--json"),
                       clients: str = typer.Option("1,2,4,8,16,32", help="concurrent client counts"),
-                      rows: int = typer.Option(1_000_000, help="particle rows on the SmartNIC"),
-                      seconds: float = typer.Option(8.0, help="seconds per client count"),
-                      repeats: int = typer.Option(3, help="repeats of the overhead comparison")):
+                      rows: int = typer.Option(200_000, help="particle rows on the SmartNIC"),
+                      seconds: float = typer.Option(4.0, help="seconds per run and client count"),
+                      repeats: int = typer.Option(3, help="runs per client count and per query (spread)")):
         """N concurrent ADBC clients on the mixed query workload: throughput, p50/p99, and the
         gateway's overhead over `colony query` on the same queries."""
         from colony.bench.gateway import run_cli
