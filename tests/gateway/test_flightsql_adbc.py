@@ -150,6 +150,9 @@ def test_a_cancelled_long_query_leaves_the_device_healthy(gw):
             cur.fetchall()
         assert time.perf_counter() - t0 < 5.0
         timer.join()
+    deadline = time.monotonic() + 3                 # the server sees the cancel a poll (20 ms) after the client
+    while server.stats["cancelled"] == before and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert server.stats["cancelled"] == before + 1
     with _connect(server) as conn, conn.cursor() as cur:       # the colony keeps answering
         cur.execute(SQL[2])

@@ -208,6 +208,8 @@ class Gateway(flight.FlightServerBase):
         handle = uuid.uuid4().bytes
         if not st.sql:                                       # bare SET: the session's placement
             with self._lock:
+                if len(self._sessions) >= 4096 and peer not in self._sessions:   # bounded: oldest goes
+                    self._sessions.pop(next(iter(self._sessions)))
                 self._sessions[peer] = st.placement or "auto"
             t = pa.table({"setting": ["colony.placement"], "value": [st.placement]})
             return self._register(_Run(handle, t.schema, table=t))
@@ -254,7 +256,8 @@ class Gateway(flight.FlightServerBase):
             self._runs.pop(run.handle, None)
         if done:
             return fpb.CANCEL_STATUS_NOT_CANCELLABLE
-        self.stats["cancelled"] += 1
+        with self._lock:
+            self.stats["cancelled"] += 1
         return fpb.CANCEL_STATUS_CANCELLED
 
     def _info(self, descriptor, schema: pa.Schema, ticket: bytes, rows: int = -1) -> flight.FlightInfo:
