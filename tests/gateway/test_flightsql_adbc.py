@@ -210,6 +210,10 @@ def test_malformed_sql_and_writes_come_back_as_flight_errors_with_the_colonys_me
             cur.execute("SET colony.placement = 'sideways'")
         cur.execute("select count(*) from small")                     # the connection still works
         assert cur.fetchall() == [(3,)]
+        cur.execute('select count(*) from "testcolony"."data".small s where s.k > 1')   # as JDBC tools qualify
+        assert cur.fetchall() == [(2,)]
+        cur.execute("select k from data.small where name = 'data.small'")
+        assert cur.fetchall() == []
     client = flight.FlightClient(f"grpc://127.0.0.1:{server.port}")
     opts = flight.FlightCallOptions(headers=[(b"authorization", f"Bearer {TOKEN}".encode())])
     with pytest.raises(flight.FlightServerError, match="read-only"):

@@ -55,3 +55,13 @@ def test_only_queries_pass_the_check():
                 "drop table t", "set datafusion.execution.batch_size = 1"):
         with pytest.raises(SqlError, match="queries only"):
             g.check_query(bad, s)
+
+
+def test_qualified_names_become_bare():
+    tabs = {("default", "trades"), ("data", "Parts")}
+    assert g.unqualify('SELECT * FROM "default"."default".trades t WHERE t.x < 1', tabs, "default") == \
+        "SELECT * FROM trades t WHERE t.x < 1"
+    assert g.unqualify("select a.x from default.trades a where 'default.trades' = a.s", tabs, "default") == \
+        "select a.x from trades a where 'default.trades' = a.s"
+    assert g.unqualify('select * from data."Parts", other.trades', tabs, "default") == \
+        'select * from "Parts", other.trades'

@@ -201,9 +201,16 @@ class Gateway(flight.FlightServerBase):
             self._runs[run.handle] = run
         return run
 
+    def _parse(self, text: str) -> gsql.Statement:
+        """The statement with qualified table names (catalog.pool.table) made bare."""
+        st = gsql.parse(text)
+        if st.sql and "." in st.sql:
+            st.sql = gsql.unqualify(st.sql, {(t.pool, t.name) for t in self.catalog.tables()}, self.catalog_name)
+        return st
+
     def _statement(self, text: str, peer: str, placement: str | None = None) -> _Run:
         """Parse the colony's own statements, plan the query, and start it."""
-        st = gsql.parse(text)
+        st = self._parse(text)
         self.stats["statements"] += 1
         handle = uuid.uuid4().bytes
         if not st.sql:                                       # bare SET: the session's placement
@@ -322,7 +329,7 @@ class Gateway(flight.FlightServerBase):
     def _get_schema(self, context, descriptor):
         cmd = unpack(descriptor.command)
         if isinstance(cmd, fsql.CommandStatementQuery):
-            st = gsql.parse(cmd.query)
+            st = self._parse(cmd.query)
             schema = EXPLAIN_SCHEMA if st.explain else self._plan_schema(st.sql) if st.sql else \
                 pa.schema([("setting", pa.utf8()), ("value", pa.utf8())])
         elif isinstance(cmd, fsql.CommandPreparedStatementQuery):
@@ -376,7 +383,7 @@ class Gateway(flight.FlightServerBase):
         kind = action.type
         if kind == "CreatePreparedStatement":
             req = unpack(body)
-            st = gsql.parse(req.query)
+            st = self._parse(req.query)
             schema = EXPLAIN_SCHEMA if st.explain else (self._plan_schema(st.sql) if st.sql else
                                                         pa.schema([("setting", pa.utf8()), ("value", pa.utf8())]))
             handle = uuid.uuid4().bytes

@@ -45,6 +45,27 @@ def parse(text: str) -> Statement:
     return Statement(text.strip().rstrip(";").strip(), placement, explain)
 
 
+_IDENT = r'(?:"[^"]+"|[A-Za-z_][A-Za-z0-9_]*)'
+_CHAIN = re.compile(r"'(?:[^']|'')*'|" + _IDENT + r"(?:\s*\.\s*" + _IDENT + r")+")
+
+
+def unqualify(sql: str, tables: set[tuple[str, str]], catalog: str) -> str:
+    """``catalog.pool.table`` and ``pool.table`` (quoted or not) as the bare table name the
+    planner knows, for tools that qualify what the catalog listed (DBeaver, JDBC metadata)."""
+    def sub(m: re.Match) -> str:
+        text = m.group(0)
+        if text.startswith("'"):
+            return text
+        parts = [p.strip() for p in re.findall(_IDENT, text)]
+        names = [p[1:-1] if p.startswith('"') else p.lower() for p in parts]
+        if len(names) == 3 and names[0] in (catalog, catalog.lower()) and (names[1], names[2]) in tables:
+            return parts[2]
+        if len(names) == 2 and (names[0], names[1]) in tables:
+            return parts[1]
+        return text
+    return _CHAIN.sub(sub, sql)
+
+
 def check_query(sql: str, schemas: dict[str, pa.Schema]) -> pa.Schema:
     """The result schema of ``sql``; anything but a query (DDL, DML, COPY, SET) is refused,
     so a client can run SQL queries and nothing else."""
