@@ -14,7 +14,7 @@ import typer
 def register(app: typer.Typer, bench_app: typer.Typer) -> None:
     @app.command("serve")
     def serve_cmd(flight_sql: Optional[str] = typer.Option(None, "--flight-sql", help="HOST:PORT to listen on "
-                                                           "(default: [gateway] address, 127.0.0.1:32010)"),
+                                                           "(default: the config's gateway.address, 127.0.0.1:32010)"),
                   config: Optional[str] = typer.Option(None, help="TOML config (default: the one `colony up` used)"),
                   address: Optional[str] = typer.Option(None, help="Ray address (default: `colony up`'s)"),
                   tls_cert: Optional[str] = typer.Option(None, help="PEM certificate: serve TLS (with --tls-key)"),
@@ -24,8 +24,8 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         """Serve the running colony's tables over Arrow Flight SQL (ADBC, JDBC, DBeaver...).
 
         Clients authenticate with the colony's token (`authorization: Bearer <token>`, or basic
-        auth with the token as password); the token is ~/.ray/auth_token unless [gateway]
-        token_file says otherwise."""
+        auth with the token as password); the token is ~/.ray/auth_token unless the config's
+        gateway.token_file says otherwise."""
         from rich.console import Console
 
         from colony.cli.catalog import attach, ready

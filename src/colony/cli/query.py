@@ -63,7 +63,7 @@ def _table(title, cols, rows):
 
 def register(app: typer.Typer, bench_app: typer.Typer) -> None:
     @app.command("query")
-    def query_cmd(sql: str = typer.Argument(..., help="SQL on table `particles`"),
+    def query_cmd(sql: str = typer.Argument(..., help="SQL on table `particles` (with --address/--up: your tables)"),
                   placement: str = typer.Option("auto", help="auto|down|back|split"),
                   explain: bool = typer.Option(False, "--explain", help="show the decision without running"),
                   as_json: bool = typer.Option(False, "--json", help="print JSON"),
