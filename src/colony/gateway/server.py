@@ -169,6 +169,7 @@ class Gateway(flight.FlightServerBase):
         self._runs: dict[bytes, _Run] = {}
         self._prepared: dict[bytes, _Prepared] = {}
         self._sessions: dict[str, str] = {}           # peer -> placement set by SET colony.placement
+        self._schema_cache: dict[tuple[str, int], tuple[dict, pa.Schema]] = {}
         self.stats = {"statements": 0, "cancelled": 0, "errors": 0}
 
     # -- helpers -----------------------------------------------------------------------
@@ -185,10 +186,24 @@ class Gateway(flight.FlightServerBase):
         return self.catalog.client(refresh).locate()["schemas"]
 
     def _plan_schema(self, sql: str) -> pa.Schema:
+        """The statement's result schema (it must be a query), cached per catalog scan: tools
+        and dashboards repeat the same statements."""
+        schemas = self._schemas()
+        key = (sql, id(schemas))
+        with self._lock:
+            hit = self._schema_cache.get(key)
+        if hit is not None and hit[0] is schemas:
+            return hit[1]
         try:
-            return gsql.check_query(sql, self._schemas())
+            schema = gsql.check_query(sql, schemas)
         except UnknownTable:
-            return gsql.check_query(sql, self._schemas(refresh=True))
+            schemas = self._schemas(refresh=True)
+            schema = gsql.check_query(sql, schemas)
+        with self._lock:
+            if len(self._schema_cache) >= 1024:
+                self._schema_cache.pop(next(iter(self._schema_cache)))
+            self._schema_cache[(sql, id(schemas))] = (schemas, schema)
+        return schema
 
     def _sweep(self) -> None:
         now = time.monotonic()
