@@ -264,9 +264,14 @@ class Gateway(flight.FlightServerBase):
                 return run.future.result(timeout=self.poll_s)
             except TimeoutError:
                 continue
+            except flight.FlightError:
+                raise
             except ColonyError as e:
                 self.stats["errors"] += 1
                 raise to_flight_error(e) from None
+            except Exception as e:  # noqa: BLE001 - an engine's plain exception: its message, no traceback
+                self.stats["errors"] += 1
+                raise flight.FlightInternalError(f"{type(e).__name__}: {str(e).splitlines()[0][:300]}") from None
 
     def _cancel(self, run: _Run) -> int:
         """Cancel a statement: CANCELLED if it had not finished, else NOT_CANCELLABLE."""
