@@ -36,7 +36,7 @@ import pyarrow as pa
 
 from colony.codec.engines import (DEFAULT_BATCH, DEFAULT_LEVEL, PRODUCER_IDS, PRODUCER_NAMES, Batch,
                                   get_engine, pool, run_batches)
-from colony.errors import (BadLength, BadMagic, ChecksumMismatch, CodecError, CorruptObject,
+from colony.errors import (BadLength, BadMagic, ChecksumMismatch, CodecError, CorruptObject, EngineMismatch,
                            TruncatedObject, UnsupportedVersion)
 
 MAGIC = b"CLNYOBJ\0"
@@ -255,6 +255,9 @@ def _compress(eng, outer: str, bounds, level: int, n_threads: int, batch: int):
     """Compress every segment through the engine's batched API into slots of one scratch
     buffer (each sized to the engine's bound); returns (scratch, slot offsets), stored
     lengths and CRC32Cs."""
+    if outer not in eng.codecs:
+        raise EngineMismatch(f"engine {eng.name!r} cannot produce outer codec {outer!r} "
+                             f"(it makes {', '.join(eng.codecs)}); choose another codec or engine")
     caps = [eng.bound(outer, n) for _, _, n in bounds]
     slots = np.cumsum(caps, dtype=np.int64) - np.asarray(caps, dtype=np.int64)
     scratch = pa.allocate_buffer(int(slots[-1] + caps[-1]) if caps else 0)
