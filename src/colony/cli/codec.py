@@ -75,12 +75,15 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                     mb: int = typer.Option(256, help="MiB of raw data per dataset"),
                     repeats: int = typer.Option(3, help="repeats (--engines: interleaved rounds)"),
                     zero_copy_gib: float = typer.Option(1.0, help="object size for the zero-copy decode test"),
+                    quick: bool = typer.Option(False, "--quick", help="a smoke run: 16 MiB, 1 repeat, 64 MiB object"),
                     engines: Optional[str] = typer.Option(
                         None, help="'all' (every engine present) or a comma list: benchmark the batched "
                                    "engine API per engine, codec, thread count and batch size instead"),
                     batch_sizes: str = typer.Option("16,64,256", help="segments per submission (--engines)")):
         """Serialize/deserialize throughput and ratio per codec, against pyarrow's IPC writer."""
         from colony.bench import codec as bench
+        if quick:
+            mb, repeats, zero_copy_gib = 16, 1, 1 / 16
         if engines:
             sizes = tuple(int(x) for x in batch_sizes.split(",") if x.strip())
             with progress("codec engine benchmark", None) as adv:

@@ -14,12 +14,12 @@ import json
 import os
 import platform
 from dataclasses import asdict, dataclass
+from importlib.metadata import version
 from pathlib import Path
 
 import pyarrow as pa
 
-from colony import __version__
-from colony.calibration import best_of
+from colony.timing import best_of
 from colony.codec.container import CODECS, pack, resolve_codec, unpack
 from colony.codec.engines import PRODUCER_IDS, available_engines, get_engine
 from colony.errors import ColonyError
@@ -67,7 +67,7 @@ def cache_dir() -> Path:
 
 def _fingerprint(threads: int) -> str:
     engines = ",".join(engines_present())
-    return f"{platform.node()}|{platform.machine()}|{os.cpu_count()}|{threads}|{__version__}|{engines}"
+    return f"{platform.node()}|{platform.machine()}|{os.cpu_count()}|{threads}|{version('colony')}|{engines}"
 
 
 def measure(table: pa.Table, codec: str, threads: int, repeats: int = 3, engine: str = "software") -> CodecProfile:
