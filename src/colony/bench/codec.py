@@ -138,7 +138,8 @@ def _timed(fn) -> float:
 
 
 def _engine_names(engines: str) -> list[str]:
-    from colony.codec.engines import SoftwareEngine, available_engines, register_engine
+    from colony.codec.engines import SoftwareEngine
+    from colony.codec.registry import available_engines, register_engine
     present = [n for n, s in available_engines().items() if s == "available"]
     names = present if engines == "all" else [e.strip() for e in engines.split(",") if e.strip()]
     if BYTES_ROUTE in names or engines == "all":
@@ -165,7 +166,8 @@ def run_engines(engines: str = "all", mb: int = 256, rounds: int = 5, batch_size
     from isal import isal_zlib
 
     from colony.codec import native
-    from colony.codec.engines import DEFAULT_BATCH, get_engine
+    from colony.codec.engines import DEFAULT_BATCH
+    from colony.codec.registry import get_engine
     from colony.data import uniform
 
     cores = os.cpu_count() or 1

@@ -21,7 +21,8 @@ import pyarrow as pa
 
 from colony.timing import best_of
 from colony.codec.container import CODECS, pack, resolve_codec, unpack
-from colony.codec.engines import PRODUCER_IDS, available_engines, get_engine
+from colony.codec.engines import PRODUCER_IDS
+from colony.codec.registry import available_engines, get_engine
 from colony.errors import ColonyError
 
 

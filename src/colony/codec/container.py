@@ -34,8 +34,9 @@ import crc32c as _crc
 import numpy as np
 import pyarrow as pa
 
-from colony.codec.engines import (DEFAULT_BATCH, DEFAULT_LEVEL, PRODUCER_IDS, PRODUCER_NAMES, Batch,
-                                  get_engine, pool, run_batches)
+from colony.codec.engines import (DEFAULT_BATCH, DEFAULT_LEVEL, PRODUCER_IDS, PRODUCER_NAMES, Batch, pool,
+                                  run_batches)
+from colony.codec.registry import get_engine
 from colony.errors import (BadLength, BadMagic, ChecksumMismatch, CodecError, CorruptObject, EngineMismatch,
                            TruncatedObject, UnsupportedVersion)
 
