@@ -232,6 +232,16 @@ class SoftwareEngine(Engine):
         (self._decompress if b.op == "decompress" else self._compress)(b, route)
 
     def _decompress(self, b: Batch, route) -> None:
+        loops = native.batch_loops() if route is not None else None
+        if loops is not None:                       # the whole batch in C, GIL released once
+            b.out_len, k, why, detail = loops.decode(route, b.src, b.src_len, b.dst, b.dst_cap, b.crc)
+            if k >= 0:
+                if why == native.FAIL_CRC:
+                    raise ChecksumMismatch(f"segment {b.first + k} checksum mismatch: the object body is corrupt "
+                                           "(re-fetch or re-create the object)")
+                raise CorruptObject(f"segment {b.first + k}: {b.codec} segment does not decompress "
+                                    f"({route.library} error {detail})")
+            return
         base, view = span(b.src, b.src_len) if (b.crc is not None or route is None) else (0, None)
         out = b.out_len = [0] * len(b)
         for k in range(len(b)):
@@ -251,6 +261,13 @@ class SoftwareEngine(Engine):
                 raise CorruptObject(f"segment {b.first + k}: {b.codec} segment does not decompress: {e}") from e
 
     def _compress(self, b: Batch, route) -> None:
+        loops = native.batch_loops() if route is not None and route.compress is not None else None
+        if loops is not None:
+            b.out_len, b.out_crc, k, why, detail = loops.encode(route, b.src, b.src_len, b.dst, b.dst_cap, b.level)
+            if k >= 0:
+                raise CodecError(f"segment {b.first + k} did not compress into its {b.dst_cap[k]}-byte output "
+                                 f"({route.library} error {detail}); this is a bug in the engine's bound()")
+            return
         base, view = span(b.src, b.src_len)
         out = b.out_len = [0] * len(b)
         crcs = b.out_crc = [0] * len(b)

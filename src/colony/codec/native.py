@@ -24,9 +24,11 @@ import ctypes
 import ctypes.util
 import importlib.util
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
+
+import numpy as np
 
 _P, _SZ, _I = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int
 
@@ -34,13 +36,18 @@ _P, _SZ, _I = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int
 @dataclass(frozen=True)
 class Route:
     """One codec's address-based entry points. ``decompress`` returns the bytes written or
-    raises ``ValueError``; ``compress`` returns the compressed length (0 if it did not fit)."""
+    raises ``ValueError``; ``compress`` returns the compressed length (0 if it did not fit).
+    ``c`` carries the raw function addresses for the C batch loops (:class:`BatchLoops`)
+    and ``dctx``/``cctx`` give this thread's codec context (0 where none is needed)."""
 
     codec: str
     library: str
     decompress: Callable[[int, int, int, int], int]
     compress: Callable[[int, int, int, int, int], int] | None
     bound: Callable[[int], int]
+    c: dict = field(default_factory=dict)
+    dctx: Callable[[], int] = lambda: 0
+    cctx: Callable[[], int] = lambda: 0
 
 
 def _module_file(name: str) -> str | None:
@@ -64,6 +71,10 @@ def _load(candidates: list[str | None], symbol: str) -> tuple[ctypes.CDLL, str] 
     return None
 
 
+def _addr(fn) -> int:
+    return ctypes.cast(fn, ctypes.c_void_p).value
+
+
 def _zstd() -> Route | None:
     found = _load([_module_file("zstandard._cffi"), "libzstd.so.1", ctypes.util.find_library("zstd")],
                   "ZSTD_decompressDCtx")
@@ -82,19 +93,24 @@ def _zstd() -> Route | None:
     local = threading.local()     # contexts are not thread-safe: one per thread, kept for reuse
     is_error, name = lib.ZSTD_isError, lib.ZSTD_getErrorName
 
+    def dctx():
+        return getattr(local, "d", None) or _set(local, "d", lib.ZSTD_createDCtx())
+
+    def cctx():
+        return getattr(local, "c", None) or _set(local, "c", lib.ZSTD_createCCtx())
+
     def decompress(src, n, dst, cap):
-        ctx = getattr(local, "d", None) or _set(local, "d", lib.ZSTD_createDCtx())
-        r = dec(ctx, dst, cap, src, n)
+        r = dec(dctx(), dst, cap, src, n)
         if is_error(r):
             raise ValueError(name(r).decode())
         return r
 
     def compress(src, n, dst, cap, level):
-        ctx = getattr(local, "c", None) or _set(local, "c", lib.ZSTD_createCCtx())
-        r = enc(ctx, dst, cap, src, n, level)
+        r = enc(cctx(), dst, cap, src, n, level)
         return 0 if is_error(r) else r
 
-    return Route("zstd", path, decompress, compress, lib.ZSTD_compressBound)
+    return Route("zstd", path, decompress, compress, lib.ZSTD_compressBound,
+                 {"kind": 2, "decode": _addr(dec), "encode": _addr(enc), "is_error": _addr(is_error)}, dctx, cctx)
 
 
 def _set(obj, attr, value):
@@ -122,7 +138,8 @@ def _lz4() -> Route | None:
     def compress(src, n, dst, cap, level):
         return enc(src, dst, n, cap, max(1, level))
 
-    return Route("lz4", path, decompress, compress, lambda n: n + n // 255 + 16)
+    return Route("lz4", path, decompress, compress, lambda n: n + n // 255 + 16,
+                 {"kind": 1, "decode": _addr(dec), "encode": _addr(enc)})
 
 
 _LIBDEFLATE_ERRORS = {1: "bad data", 2: "short output", 3: "insufficient space"}
@@ -140,10 +157,13 @@ def _deflate() -> Route | None:
     local = threading.local()
     out = threading.local()
 
+    def dctx():
+        return getattr(local, "d", None) or _set(local, "d", lib.libdeflate_alloc_decompressor())
+
     def decompress(src, n, dst, cap):
         """zlib stream (RFC 1950) or raw DEFLATE (RFC 1951, as hardware engines emit),
         whichever the first two bytes say."""
-        ctx = getattr(local, "d", None) or _set(local, "d", lib.libdeflate_alloc_decompressor())
+        ctx = dctx()
         got = getattr(out, "n", None) or _set(out, "n", ctypes.c_size_t())
         head = ctypes.string_at(src, 2) if n >= 2 else b""
         wrapped = len(head) == 2 and (head[0] & 0x0F) == 8 and ((head[0] << 8) | head[1]) % 31 == 0
@@ -152,7 +172,8 @@ def _deflate() -> Route | None:
             raise ValueError(f"DEFLATE stream does not inflate ({_LIBDEFLATE_ERRORS.get(r, r)})")
         return got.value
 
-    return Route("deflate", path, decompress, None, lambda n: n + n // 1000 + 64)
+    return Route("deflate", path, decompress, None, lambda n: n + n // 1000 + 64,
+                 {"kind": 3, "decode": _addr(zlib_dec), "decode_raw": _addr(raw_dec)}, dctx)
 
 
 @lru_cache(maxsize=None)
@@ -163,6 +184,87 @@ def route(codec: str) -> Route | None:
 
 
 def describe() -> dict[str, str]:
-    """codec -> the library file each route uses ('python package fallback' if none)."""
-    return {c: (r.library if (r := route(c)) else "python package fallback (bytes + copy)")
-            for c in ("lz4", "zstd", "deflate")}
+    """codec -> the library file each route uses ('python package fallback' if none), and
+    whether whole batches run in the C loops."""
+    out = {c: (r.library if (r := route(c)) else "python package fallback (bytes + copy)")
+           for c in ("lz4", "zstd", "deflate")}
+    out["batch loops"] = "C (_batch.c), GIL released per batch" if batch_loops() else \
+        "Python, per segment (no compiled _batch module)"
+    return out
+
+
+class _CRoute(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int), ("decode", _P), ("decode_raw", _P), ("encode", _P),
+                ("is_error", _P), ("crc", _P)]
+
+
+FAIL_CRC, FAIL_CODEC, FAIL_SPACE = 1, 2, 3
+
+
+def _crc_address() -> int | None:
+    """python-crc32c's hardware CRC32C routine, used only if it agrees with crc32c.crc32c."""
+    import crc32c
+    path = _module_file("crc32c._crc32c")
+    found = _load([path], "_crc32c_hw_adler") if crc32c.hardware_based else None
+    if found is None:
+        return None
+    fn = found[0]._crc32c_hw_adler
+    fn.argtypes, fn.restype = [ctypes.c_uint32, ctypes.c_char_p, _SZ], ctypes.c_uint32
+    probe = bytes(range(256)) * 67 + b"colony"
+    ok = all((fn(0xFFFFFFFF, probe[:n], n) ^ 0xFFFFFFFF) == crc32c.crc32c(probe[:n]) for n in (0, 1, 7, 4096, len(probe)))
+    return _addr(fn) if ok else None
+
+
+class BatchLoops:
+    """The C loops of ``_batch.c``: a whole batch per call, GIL released once (ctypes)."""
+
+    def __init__(self, lib: ctypes.CDLL, crc: int | None):
+        self.lib, self.crc = lib, crc
+        dec = lib.colony_decode_batch
+        dec.argtypes = [_P, _P, ctypes.c_long] + [_P] * 8
+        dec.restype = ctypes.c_long
+        enc = lib.colony_encode_batch
+        enc.argtypes = [_P, _P, _I, ctypes.c_long] + [_P] * 8
+        enc.restype = ctypes.c_long
+        self._dec, self._enc = dec, enc
+        self._routes: dict[str, _CRoute] = {}
+
+    def _route(self, r: Route) -> _CRoute:
+        if r.codec not in self._routes:
+            self._routes[r.codec] = _CRoute(r.c["kind"], r.c.get("decode"), r.c.get("decode_raw"),
+                                            r.c.get("encode"), r.c.get("is_error"), self.crc)
+        return self._routes[r.codec]
+
+    def decode(self, r: Route, src, slen, dst, cap, crc=None) -> tuple[list[int], int, int, int]:
+        """-> (bytes written per segment, failing index or -1, why, library detail)."""
+        n = len(src)
+        a = np.array((src, slen, dst, cap), dtype=np.uint64)
+        c = np.asarray(crc, dtype=np.uint32) if crc is not None else None
+        out = np.zeros(n, dtype=np.int64)
+        why, detail = ctypes.c_int(0), ctypes.c_int64(0)
+        k = self._dec(ctypes.byref(self._route(r)), r.dctx(), n, a[0].ctypes.data, a[1].ctypes.data,
+                      a[2].ctypes.data, a[3].ctypes.data, None if c is None else c.ctypes.data, out.ctypes.data,
+                      ctypes.byref(why), ctypes.byref(detail))
+        return out.tolist(), k, why.value, detail.value
+
+    def encode(self, r: Route, src, slen, dst, cap, level) -> tuple[list[int], list[int], int, int, int]:
+        """-> (compressed lengths, their CRC32Cs, failing index or -1, why, library detail)."""
+        n = len(src)
+        a = np.array((src, slen, dst, cap), dtype=np.uint64)
+        out = np.zeros(n, dtype=np.int64)
+        crcs = np.zeros(n, dtype=np.uint32)
+        why, detail = ctypes.c_int(0), ctypes.c_int64(0)
+        k = self._enc(ctypes.byref(self._route(r)), r.cctx(), level, n, a[0].ctypes.data, a[1].ctypes.data,
+                      a[2].ctypes.data, a[3].ctypes.data, out.ctypes.data, crcs.ctypes.data,
+                      ctypes.byref(why), ctypes.byref(detail))
+        return out.tolist(), crcs.tolist(), k, why.value, detail.value
+
+
+@lru_cache(maxsize=None)
+def batch_loops() -> BatchLoops | None:
+    """The compiled batch loops, or None (no compiler at install time, or no CRC32C routine
+    to verify with: then the engine loops per segment in Python)."""
+    path = _module_file("colony.codec._batch")
+    found = _load([path], "colony_decode_batch") if path else None
+    crc = _crc_address()
+    return BatchLoops(found[0], crc) if found and crc else None
