@@ -159,7 +159,7 @@ def _thread_counts(cores: int) -> list[int]:
 
 
 def run_engines(engines: str = "all", mb: int = 256, rounds: int = 5, batch_sizes=(16, 64, 256),
-                thread_counts=None, progress=None) -> dict:
+                thread_counts=None, progress=None, with_routes: bool = True) -> dict:
     """Every engine through the batched API, against pyarrow's own IPC codecs and (DEFLATE)
     a single-stream ISA-L inflate of the same body, measured in interleaved rounds: each
     round times every contender once, so load on a shared machine hits all sides alike."""
@@ -245,8 +245,9 @@ def run_engines(engines: str = "all", mb: int = 256, rounds: int = 5, batch_size
                        "timing": "interleaved rounds: each round times every contender once; "
                                  "spread over rounds (min/median/max); ratios are per round, same round",
                        "dataset": "uniform particles (colony.data.uniform), combine_chunks"},
-            "summary": _engine_summary(rows, thread_counts), "loadavg_1m_at_end": round(os.getloadavg()[0], 2),
-            "rows": rows}
+            "summary": _engine_summary(rows, thread_counts),
+            "decode_routes": decode_routes(mb, rounds) if with_routes else None,
+            "loadavg_1m_at_end": round(os.getloadavg()[0], 2), "rows": rows}
 
 
 def _engine_summary(rows: list[dict], thread_counts: list[int]) -> dict:
@@ -313,3 +314,55 @@ def _engine_summary(rows: list[dict], thread_counts: list[int]) -> dict:
                         break
                 out["stops_scaling_at_threads"][f"{e}/outer-{codec}"] = knee
     return out
+
+
+def decode_routes(mb: int = 256, rounds: int = 5) -> dict:
+    """The candidate ways to decode an object's segments into one body, one thread,
+    decode only (no IPC read, no checksum): how the software engine's route was chosen."""
+    import ctypes
+
+    import numpy as np
+
+    from colony.codec import native
+    from colony.codec.engines import SoftwareEngine
+    from colony.data import uniform
+
+    table = uniform(mb * 2**20 // 72, seed=0).combine_chunks()
+    out: dict = {}
+    for codec in ("lz4", "zstd", "deflate"):
+        obj = pack(table, f"outer-{codec}", threads=1)
+        info = read_info(obj)
+        seg = info.segments
+        base = obj.address + info.header_len
+        src, slen = (seg["off"].astype(np.int64) + base).tolist(), seg["slen"].tolist()
+        rlen = seg["rlen"].astype(np.int64)
+        offs, rl = (np.cumsum(rlen) - rlen).tolist(), rlen.tolist()
+        views = [memoryview(obj)[info.header_len + o:info.header_len + o + n] for o, n in zip(seg["off"].tolist(), slen)]
+        body = pa.allocate_buffer(info.body_len)
+        dst = [body.address + o for o in offs]
+        py = SoftwareEngine(native_routes=False)
+        route = native.route(codec)
+        loops = native.batch_loops()
+
+        def python_bytes():                      # the Python packages' bytes API + one copy
+            for v, d, n in zip(views, dst, rl):
+                ctypes.memmove(d, py._py_decompress(codec, v, n), n)
+
+        routes = {"python packages (bytes + copy)": python_bytes}
+        if codec != "deflate":                   # Arrow has no zlib-stream codec
+            arrow = pa.Codec("lz4_raw" if codec == "lz4" else "zstd")
+            routes["pyarrow.Codec (new Buffer + copy)"] = lambda: [
+                ctypes.memmove(d, arrow.decompress(v, decompressed_size=n).address, n)
+                for v, d, n in zip(views, dst, rl)]
+        if route is not None:
+            routes["ctypes per segment, in place"] = lambda: [route.decompress(s, n, d, c)
+                                                             for s, n, d, c in zip(src, slen, dst, rl)]
+            if loops is not None:
+                routes["C batch loop, in place"] = lambda: loops.decode(route, src, slen, dst, rl)
+        times = {k: [] for k in routes}
+        for _ in range(rounds):
+            for k, fn in routes.items():
+                times[k].append(_timed(fn))
+        out[f"outer-{codec}"] = {k: _spread([info.body_len / x / 1e9 for x in xs]) for k, xs in times.items()}
+    return {"what": "decode-only GB/s of raw body, 1 thread, per route", "rounds": rounds, "routes": out,
+            "libraries": native.describe()}
