@@ -93,11 +93,13 @@ def _zstd() -> Route | None:
     local = threading.local()     # contexts are not thread-safe: one per thread, kept for reuse
     is_error, name = lib.ZSTD_isError, lib.ZSTD_getErrorName
 
+    lib.ZSTD_freeDCtx.argtypes = lib.ZSTD_freeCCtx.argtypes = [_P]
+
     def dctx():
-        return getattr(local, "d", None) or _set(local, "d", lib.ZSTD_createDCtx())
+        return _per_thread(local, "d", lib.ZSTD_createDCtx, lib.ZSTD_freeDCtx)
 
     def cctx():
-        return getattr(local, "c", None) or _set(local, "c", lib.ZSTD_createCCtx())
+        return _per_thread(local, "c", lib.ZSTD_createCCtx, lib.ZSTD_freeCCtx)
 
     def decompress(src, n, dst, cap):
         r = dec(dctx(), dst, cap, src, n)
@@ -113,9 +115,23 @@ def _zstd() -> Route | None:
                  {"kind": 2, "decode": _addr(dec), "encode": _addr(enc), "is_error": _addr(is_error)}, dctx, cctx)
 
 
-def _set(obj, attr, value):
-    setattr(obj, attr, value)
-    return value
+class _Owned:
+    """A C context owned by one thread: freed when the thread's locals go (no leak per thread)."""
+
+    def __init__(self, ptr: int, free) -> None:
+        self.ptr, self._free = ptr, free
+
+    def __del__(self) -> None:
+        if self.ptr:
+            self._free(self.ptr)
+
+
+def _per_thread(local: threading.local, attr: str, make, free) -> int:
+    owned = getattr(local, attr, None)
+    if owned is None:
+        owned = _Owned(make(), free)
+        setattr(local, attr, owned)
+    return owned.ptr
 
 
 def _lz4() -> Route | None:
@@ -157,14 +173,18 @@ def _deflate() -> Route | None:
     local = threading.local()
     out = threading.local()
 
+    lib.libdeflate_free_decompressor.argtypes = [_P]
+
     def dctx():
-        return getattr(local, "d", None) or _set(local, "d", lib.libdeflate_alloc_decompressor())
+        return _per_thread(local, "d", lib.libdeflate_alloc_decompressor, lib.libdeflate_free_decompressor)
 
     def decompress(src, n, dst, cap):
         """zlib stream (RFC 1950) or raw DEFLATE (RFC 1951, as hardware engines emit),
         whichever the first two bytes say."""
         ctx = dctx()
-        got = getattr(out, "n", None) or _set(out, "n", ctypes.c_size_t())
+        got = getattr(out, "n", None)
+        if got is None:
+            got = out.n = ctypes.c_size_t()
         head = ctypes.string_at(src, 2) if n >= 2 else b""
         wrapped = len(head) == 2 and (head[0] & 0x0F) == 8 and ((head[0] << 8) | head[1]) % 31 == 0
         r = (zlib_dec if wrapped else raw_dec)(ctx, src, n, dst, cap, ctypes.byref(got))
