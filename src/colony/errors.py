@@ -95,3 +95,29 @@ class LockTimeout(NearStoreError):
 
 class UnknownOperation(NearStoreError):
     """No computational-storage operation is registered under that name."""
+
+
+class CorruptHeader(ChecksumMismatch):
+    """An object header fails its checksum: some field (a count, a length) was changed."""
+
+
+class ObjectTooBig(BadLength):
+    """An object header claims more bytes than this process may allocate for it."""
+
+
+class StoreError(ColonyError):
+    """A device's object store could not do what was asked."""
+
+
+class ObjectLost(StoreError):
+    """A stored object failed its checksum on read-back or recovery and was quarantined.
+
+    There are no replicas: the object is gone; put it again from its source."""
+
+
+class InvalidArgument(ColonyError, ValueError):
+    """A service call argument is outside what the service accepts (a size, a count, a payload)."""
+
+
+class DeadlineExceeded(ColonyError):
+    """Work ran past its deadline and was stopped."""

@@ -390,9 +390,12 @@ def load(path: str | os.PathLike) -> ColonyConfig:
     """Read and validate a TOML configuration file."""
     p = Path(path)
     try:
-        text = p.read_text()
+        text = p.read_text(encoding="utf-8")
     except OSError as e:
         raise ConfigError(f"cannot read config file {str(p)!r}: {e.strerror}; check the path") from e
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"config file {str(p)!r} is not UTF-8 text (byte {e.start}); "
+                          "save it as UTF-8 TOML") from e
     return ColonyConfig.from_toml(text, source=str(p))
 
 
