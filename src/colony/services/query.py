@@ -27,6 +27,7 @@ import pyarrow as pa
 from colony import codec
 from colony.cost.models import DeviceModels
 from colony.decide import Decision, HostLoad, StormPolicy, decide
+from colony.errors import InvalidArgument
 from colony.query import plan as qplan
 from colony.query.estimate import BadPlan, estimate, plan_json
 from colony.query.plan import QueryError, UnknownTable
@@ -120,7 +121,11 @@ class QueryService(Service):
 
     @endpoint
     def blob(self, nbytes: int) -> pa.Buffer:
-        """n bytes to ship back: the link calibration's probe."""
+        """n bytes to ship back: the link calibration's probe, capped like any result."""
+        if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)) \
+                or not 0 <= nbytes <= self.max_result_bytes:
+            raise InvalidArgument(f"blob size must be an integer in 0..{self.max_result_bytes} bytes (the device's "
+                                  f"result cap), got {nbytes!r}")
         return pa.py_buffer(bytes(int(nbytes)))
 
     # -- catalogue --------------------------------------------------------------
