@@ -13,13 +13,15 @@ from colony.store import ObjectStore
 class LocalColony:
     """Devices by name; ``call`` goes straight to the device's DeviceHost.
 
-    ``devices`` maps name -> dict(role=..., threads=..., services={name: options}, pools=[...]).
+    ``devices`` maps name -> dict(role=..., threads=..., services={name: options}, pools=[...],
+    memory_budget=..., spill_dir=..., disk_budget=...) (budgets in bytes; see ObjectStore).
     """
 
     def __init__(self, devices: dict[str, dict]) -> None:
         self.hosts: dict[str, DeviceHost] = {}
         for name, spec in devices.items():
-            store = ObjectStore(name)
+            store = ObjectStore(name, memory_budget=spec.get("memory_budget", 0), spill_dir=spec.get("spill_dir"),
+                                disk_budget=spec.get("disk_budget", 0))
             for pool in spec.get("pools", ()):
                 store.create_pool(pool)
             ctx = DeviceContext(name=name, role=spec.get("role", "smartnic"),
