@@ -246,7 +246,7 @@ def _device(name: str, spec: Mapping, profiles: dict[str, Profile], colony: str)
         raise _err(f"{key}.role", "is missing", f"add role = one of {list(ROLES)}")
     role = _choice(spec["role"], ROLES, f"{key}.role")
     prof_name = spec.get("profile", "host" if role == "host" else "bluefield2")
-    if prof_name not in profiles:
+    if not isinstance(prof_name, str) or prof_name not in profiles:
         raise _err(f"{key}.profile", f"unknown profile {prof_name!r}",
                    f"use one of {sorted(profiles)} or define [profiles.{prof_name}]")
     prof = profiles[prof_name]

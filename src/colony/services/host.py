@@ -62,8 +62,16 @@ def _fits(value: Any, hint: Any) -> bool:
     if hint is bytes:       # payloads: each service decodes and names its own error (e.g. BadPlan)
         return True
     target = origin or hint
+    args = typing.get_args(hint)
     if target in (list, tuple):
-        return isinstance(value, (list, tuple))
+        if not isinstance(value, (list, tuple)):
+            return False
+        if target is tuple and args and args[-1] is not Ellipsis:
+            return len(value) == len(args) and all(_fits(v, h) for v, h in zip(value, args))
+        return not args or all(_fits(v, args[0]) for v in value)
+    if target is dict:
+        return isinstance(value, dict) and (not args or all(_fits(k, args[0]) and _fits(v, args[1])
+                                                            for k, v in value.items()))
     if isinstance(target, type):
         return isinstance(value, target)
     return True

@@ -376,6 +376,7 @@ class ObjectStore:
             return
         for pdir in sorted(x for x in self.spill_dir.iterdir() if x.is_dir() and x.name != QUARANTINE):
             pool = unquote(pdir.name)
+            self._pools.setdefault(pool, {})     # the pool existed even if all its files are lost
             for f in sorted(pdir.iterdir()):
                 if f.name.endswith(".tmp"):
                     f.unlink(missing_ok=True)   # an interrupted spill: the object was never acknowledged
