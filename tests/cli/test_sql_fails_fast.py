@@ -19,7 +19,7 @@ def test_syntax_error_before_any_colony_or_calibration(monkeypatch, capsys, loca
     calls = []
     monkeypatch.setattr(cq, "_open", lambda *a, **k: calls.append(a) or (_ for _ in ()).throw(
         AssertionError("a colony was started before the SQL was checked")))
-    import colony.query.client as qc
+    import colony.drivers.query as qc
     monkeypatch.setattr(qc, "ensure_calibrated", lambda *a, **k: calls.append("calibrate"))
     with pytest.raises(SystemExit) as e:
         cli.main(["query", *(["--local"] if local else []), "SELEC broken"])

@@ -8,7 +8,7 @@ under two minutes on two cores (``make test`` runs it).
 Targets: object files (truncation, bit flips, forged lengths with valid header checksums,
 random bytes) through ``codec.unpack``/``codec.verify`` and a store recovering a spill file;
 config TOML (line, value and byte mutations of the embedded default); SQL strings
-(token-level, grammar-aware mutations of bench/queries/corpus.sql, results checked against
+(token-level, grammar-aware mutations of src/colony/bench/queries/corpus.sql, results checked against
 DataFusion on the same data); Substrait plan bytes sent to the query service; sift and
 nearstore service calls with bad arguments (the device must answer a normal call after).
 
@@ -55,7 +55,8 @@ from colony.codec import container
 from colony.config.schema import ColonyConfig, load
 from colony.errors import CodecError, ColonyError, ConfigError, ObjectLost, QueryError, SqlError
 from colony.query import plan as qplan
-from colony.services.local import LocalColony
+from colony.config.builders import devices as devices_config
+from colony.runtime.local import LocalColony
 from colony.store import ObjectStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -237,7 +238,7 @@ def test_config_is_valid_or_a_config_error(tmp_path_factory, text, as_latin1):
 
 
 # -- SQL strings ------------------------------------------------------------------------------
-CORPUS = [q.strip() for q in (ROOT / "bench/queries/corpus.sql").read_text().splitlines()
+CORPUS = [q.strip() for q in (ROOT / "src/colony/bench/queries/corpus.sql").read_text().splitlines()
           if q.strip() and not q.startswith("--")]
 _TOKEN = re.compile(r"\s*(\d+\.\d*|\d+|'[^']*'|\w+|<=|>=|<>|!=|\S)")
 _VOCAB = ["select", "from", "where", "group", "by", "order", "limit", "and", "or", "not", "between", "in", "union",
@@ -331,8 +332,8 @@ def test_sql_typed_error_or_the_same_answer_as_datafusion(sql):
 # -- Substrait plan bytes on a device ---------------------------------------------------------
 @pytest.fixture(scope="module")
 def device():
-    lc = LocalColony({"nic0": {"role": "smartnic", "threads": 1, "pools": ["particles"],
-                               "services": {"query": {"timeout_s": 10.0}}}})
+    lc = LocalColony(devices_config({"nic0": {"role": "smartnic", "threads": 1, "pools": ["particles"],
+                               "services": {"query": {"timeout_s": 10.0}}}}))
     lc.store("nic0").put("particles", "o0", _data())
     plans = [qplan.to_substrait(q, {"particles": _data().schema}) for q in CORPUS[:8]]
     return lc, plans
@@ -382,11 +383,11 @@ NEAR_CALLS = ["info", "configure", "stats", "allocate", "free", "write", "read",
 
 @pytest.fixture(scope="module")
 def services(tmp_path_factory):
-    from colony.sift.driver import Sifter
+    from colony.drivers.sift import Sifter
     wd = tmp_path_factory.mktemp("near")
-    lc = LocalColony({f"nic{i}": {"role": "smartnic", "workdir": str(wd),
+    lc = LocalColony(devices_config({f"nic{i}": {"role": "smartnic", "workdir": str(wd),
                                   "services": {"sift": {}, "nearstore": {"lock_timeout_s": 0.5}}}
-                      for i in range(2)})
+                      for i in range(2)}))
     s = Sifter(lc, ["nic0", "nic1"], k=2, threshold_rows=1000, run="fuzz", durable=False)
     return lc, s
 

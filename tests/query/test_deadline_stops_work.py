@@ -13,7 +13,8 @@ import pytest
 from colony.data import uniform
 from colony.errors import DeadlineExceeded, QueryTimeout
 from colony.query import plan as qplan
-from colony.services.local import LocalColony
+from colony.config.builders import devices as devices_config
+from colony.runtime.local import LocalColony
 
 SLOW = "select count(*) as n from particles a, particles b where a.x < b.x"
 QUICK = "select count(*) as n from particles where x < 0.5"
@@ -21,9 +22,9 @@ QUICK = "select count(*) as n from particles where x < 0.5"
 
 @pytest.fixture(scope="module")
 def colony():
-    lc = LocalColony({"host": {"role": "host", "threads": 1, "services": {"query": {"timeout_s": 0.5}}},
+    lc = LocalColony(devices_config({"host": {"role": "host", "threads": 1, "services": {"query": {"timeout_s": 0.5}}},
                       "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {"timeout_s": 0.5}},
-                               "pools": ["particles"]}})
+                               "pools": ["particles"]}}))
     t = uniform(40_000, seed=1)
     lc.store("nic0").put("particles", "o0", t)
     return lc, t
@@ -81,8 +82,8 @@ def test_host_pushed_query_past_its_deadline_is_stopped(colony):
 def test_typed_errors_cross_the_worker(colony):
     lc, t = colony
     from colony.errors import ResultTooLarge
-    lc2 = LocalColony({"nic0": {"role": "smartnic", "threads": 1, "pools": ["particles"],
-                                "services": {"query": {"max_result_bytes": 1000}}}})
+    lc2 = LocalColony(devices_config({"nic0": {"role": "smartnic", "threads": 1, "pools": ["particles"],
+                                "services": {"query": {"max_result_bytes": 1000}}}}))
     lc2.store("nic0").put("particles", "o0", t)
     plan = qplan.to_substrait("select * from particles", {"particles": t.schema})
     with pytest.raises(ResultTooLarge, match="cap of 1000 bytes"):

@@ -3,13 +3,14 @@
 import pytest
 
 from colony.errors import InvalidArgument
-from colony.services.local import LocalColony
+from colony.config.builders import devices as devices_config
+from colony.runtime.local import LocalColony
 
 
 @pytest.fixture()
 def lc():
-    return LocalColony({"nic0": {"role": "smartnic", "threads": 1,
-                                 "services": {"query": {"max_result_bytes": 1 << 20}}}})
+    return LocalColony(devices_config({"nic0": {"role": "smartnic", "threads": 1,
+                                 "services": {"query": {"max_result_bytes": 1 << 20}}}}))
 
 
 @pytest.mark.parametrize("n", [-1, (1 << 20) + 1, 64 << 30, "1000", 1.5, True, None])

@@ -1,4 +1,4 @@
-"""Query deadlines: how soon the work stops after its deadline, and what the worker process costs.
+"""Query deadlines (``python -m colony.bench.deadline`` -> bench/results/query_deadline.json): how soon the work stops after its deadline, and what the worker process costs.
 
 Both measured on an in-process colony (LocalColony, SmartNIC with a 1-thread budget):
 - stop: a self cross join that runs ~13 s, with deadlines of 0.25-2 s; the time from the
@@ -15,24 +15,20 @@ import statistics
 import time
 from pathlib import Path
 
+from colony.bench.common import spread
+from colony.config.builders import devices as devices_config
 from colony.data import uniform
 from colony.errors import QueryTimeout
 from colony.query import plan as qplan
-from colony.services.local import LocalColony
+from colony.runtime.local import LocalColony
 
 SLOW = "select count(*) as n from particles a, particles b where a.x < b.x"
 
 
-def _spread(xs: list[float]) -> dict:
-    xs = sorted(xs)
-    p90 = xs[min(len(xs) - 1, int(round(0.9 * (len(xs) - 1))))]
-    return {"min": xs[0], "median": statistics.median(xs), "p90": p90, "max": xs[-1], "n": len(xs)}
-
-
 def _colony(rows: int, isolate: bool, timeout_s: float, seed: int = 1):
-    lc = LocalColony({"nic0": {"role": "smartnic", "threads": 1, "pools": ["particles"],
+    lc = LocalColony(devices_config({"nic0": {"role": "smartnic", "threads": 1, "pools": ["particles"],
                                "services": {"query": {"timeout_s": timeout_s, "isolate": isolate,
-                                                      "max_result_bytes": 1 << 31}}}})
+                                                      "max_result_bytes": 1 << 31}}}}))
     t = uniform(rows, seed=seed)
     for i in range(4):
         lc.store("nic0").put("particles", f"o{i}", t.slice(i * rows // 4, rows // 4))
@@ -58,20 +54,20 @@ def stop_times(deadlines=(0.25, 0.5, 1.0, 2.0), repeats: int = 5, inthread_repea
         for _ in range(repeats):
             xs.append(_call(lc, plan))
             time.sleep(0.3)                      # its replacement (started at the kill) is up
-        s = _spread(xs)
+        s = spread(xs)
         s["overrun_median_pct"] = (s["median"] / d - 1) * 100
         s["overrun_max_pct"] = (s["max"] / d - 1) * 100
         out["isolated"][str(d)] = s
     lc, t = _colony(40_000, False, 1.0)
     plan = qplan.to_substrait(SLOW, {"particles": t.schema})
-    s = _spread([_call(lc, plan) for _ in range(inthread_repeats)])
+    s = spread([_call(lc, plan) for _ in range(inthread_repeats)])
     s["overrun_median_pct"] = (s["median"] / 1.0 - 1) * 100
     out["in_thread"]["1.0"] = s
     return out
 
 
 def overhead(rows: int = 1_000_000, repeats: int = 5, queries: int = 8) -> dict:
-    corpus = Path(__file__).resolve().parents[3] / "bench" / "queries" / "corpus.sql"
+    corpus = Path(__file__).resolve().parent / "queries" / "corpus.sql"
     sqls = [s.strip() for s in corpus.read_text().splitlines() if s.strip() and not s.startswith("--")][:queries]
     iso, _ = _colony(rows, True, 600.0)
     thr, t = _colony(rows, False, 600.0)
@@ -83,7 +79,7 @@ def overhead(rows: int = 1_000_000, repeats: int = 5, queries: int = 8) -> dict:
         for _ in range(repeats):                 # interleaved, same repeats
             a.append(_call(iso, plan))
             b.append(_call(thr, plan))
-        ra, rb = _spread(a), _spread(b)
+        ra, rb = spread(a), spread(b)
         recs.append({"sql": sql, "isolated_s": ra, "in_thread_s": rb,
                      "overhead_ms_median": (ra["median"] - rb["median"]) * 1e3,
                      "ratio_median": ra["median"] / rb["median"]})
@@ -91,3 +87,22 @@ def overhead(rows: int = 1_000_000, repeats: int = 5, queries: int = 8) -> dict:
             "queries": recs,
             "overhead_ms_median_of_queries": statistics.median(r["overhead_ms_median"] for r in recs),
             "ratio_median_of_queries": statistics.median(r["ratio_median"] for r in recs)}
+
+
+if __name__ == "__main__":
+    import time as _t
+
+    from colony.bench.common import write_json
+    from colony.machine import describe
+    t0 = _t.time()
+    res = {"machine": describe(), "colony": "LocalColony in-process; nic0 emulated SmartNIC, 1-thread budget",
+           "stop": stop_times(), "overhead": overhead()}
+    res["wall_s"] = _t.time() - t0
+    write_json("bench/results/query_deadline.json", res)
+    s = res["stop"]
+    for d, v in s["isolated"].items():
+        print(f"deadline {d} s: stopped after {v['min']:.3f}/{v['median']:.3f}/{v['max']:.3f} s "
+              f"(overrun median {v['overrun_median_pct']:+.1f}%, max {v['overrun_max_pct']:+.1f}%)")
+    print("in-thread, deadline 1.0 s:", s["in_thread"]["1.0"])
+    o = res["overhead"]
+    print(f"overhead: median {o['overhead_ms_median_of_queries']:.1f} ms, ratio {o['ratio_median_of_queries']:.2f}x")

@@ -139,11 +139,12 @@ def sift_file(path: Path, fmt: str, *, k: int = 4, bins: Optional[int] = None, d
     import numpy as np
     from rich.console import Console
 
+    from colony.config.builders import devices as devices_config
     from colony.config.schema import parse_size
     from colony.data import FORMATS, iter_particles
+    from colony.drivers.sift import Sifter
     from colony.errors import DataError
-    from colony.services.local import LocalColony
-    from colony.sift.driver import Sifter
+    from colony.runtime.local import LocalColony
 
     if fmt not in FORMATS:
         raise DataError(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -152,8 +153,9 @@ def sift_file(path: Path, fmt: str, *, k: int = 4, bins: Optional[int] = None, d
     spill = Path(tempfile.mkdtemp(prefix="colony-sift-spill-"))
     try:
         names = [f"nic{i}" for i in range(devices)]
-        colony = LocalColony({n: {"role": "smartnic", "services": {"sift": {}}, "memory_budget": mem,
-                                  "spill_dir": str(spill / n), "disk_budget": 1 << 50} for n in names})
+        colony = LocalColony(devices_config({n: {"role": "smartnic", "services": {"sift": {}}, "memory": mem,
+                                                 "disk": 1 << 50, "workdir": str(spill / n)} for n in names}),
+                             budgets=True)
         sifter = Sifter(colony, names, k=k, n_bins=bins or len(names), routing=routing,
                         threshold_rows=threshold_rows, run="file", durable=False)
         t0, rows, chunks = time.perf_counter(), 0, 0

@@ -1,4 +1,4 @@
-"""How soon `colony query` reports a bad SQL statement on a fresh home -> bench/results/query_fail_fast.json.
+"""``python -m colony.bench.query_fail_fast``: how soon `colony query` reports a bad SQL statement on a fresh home -> bench/results/query_fail_fast.json.
 
 End to end through the real entry point (a new process each run, so interpreter and import
 time count), plus the in-process parse+plan time of every corpus query against the schema."""
@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from colony.bench.common import write_json
+from colony.bench.common import spread, write_json
 from colony.data.schema import PARTICLE_SCHEMA
 from colony.machine import describe
 from colony.query.plan import to_substrait
@@ -20,9 +20,6 @@ COLONY = str(Path(sys.executable).with_name("colony"))
 BAD = ["SELEC broken", "select nosuch from particles", "select * from nosuch", "select x from particles where"]
 
 
-def spread(xs):
-    xs = sorted(xs)
-    return {"min": xs[0], "median": statistics.median(xs), "max": xs[-1], "n": len(xs)}
 
 
 if __name__ == "__main__":
@@ -39,7 +36,7 @@ if __name__ == "__main__":
                     xs.append(time.perf_counter() - t0)
                     assert r.returncode == 2, r.stderr
             end_to_end[f"{sql} ({'--local' if local else 'ray'})"] = spread(xs)
-    corpus = Path("bench/queries/corpus.sql").read_text().splitlines()
+    corpus = (Path(__file__).resolve().parent / "queries" / "corpus.sql").read_text().splitlines()
     plan_s = []
     for q in (q.strip() for q in corpus if q.strip() and not q.startswith("--")):
         t0 = time.perf_counter()
