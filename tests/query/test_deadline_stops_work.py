@@ -49,6 +49,7 @@ def _assert_stopped(lc, device, killed_before):
     new = w["killed"][killed_before:]
     assert len(new) == 1
     assert not psutil.pid_exists(new[0])                 # the worker is gone (killed and reaped)
+    time.sleep(1.5)                                      # its replacement has started (and idles)
     c0 = _cpu_seconds()
     time.sleep(1.0)
     assert _cpu_seconds() - c0 < 0.3                     # nothing is still computing the query

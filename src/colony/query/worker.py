@@ -28,6 +28,7 @@ import tempfile
 import threading
 import time
 import uuid
+import weakref
 from collections import OrderedDict
 
 import pyarrow as pa
@@ -108,6 +109,8 @@ class WorkerPool:
         self._idle: list[_Proc] = []
         self._lock = threading.Lock()
         self._files: OrderedDict[tuple, tuple[str, dict, list, int]] = OrderedDict()   # key -> path, layout, refs, n
+        # /dev/shm outlives the process: cached files and idle workers go with the pool or at exit
+        self._finalizer = weakref.finalize(self, _cleanup, self._files, self._idle, self._lock)
         self.killed: list[int] = []           # pids stopped at a deadline
         self.live: set[int] = set()
         if prestart:
@@ -183,12 +186,14 @@ class WorkerPool:
         t0 = time.monotonic()
         deadline = None if timeout_s is None else t0 + float(timeout_s)
         path, layout, temporary = self._objects_file(tables, cache)
+        result_path = os.path.join(_SHM or tempfile.gettempdir(), f"colony-result-{uuid.uuid4().hex}.clny")
         try:
+            reply = None
             w = self._take()
             try:
                 _send(w.p.stdin, {"path": path, "tables": layout, "plan": bytes(plan_bytes), "threads": threads,
                                   "memory_limit": memory_limit, "max_result_bytes": max_result_bytes,
-                                  "cached": not temporary})
+                                  "cached": not temporary, "result": result_path})
                 reply = _recv(w.p.stdout.fileno(), deadline)
             except TimeoutError:
                 w.kill()
@@ -212,10 +217,15 @@ class WorkerPool:
         finally:
             if temporary:
                 os.unlink(path)
+            if reply is None or reply[0] != "ok":
+                try:                             # a worker killed mid-write may have left it
+                    os.unlink(result_path)
+                except FileNotFoundError:
+                    pass
         if reply[0] == "ok":
-            with pa.memory_map(reply[1], "r") as f:
+            with pa.memory_map(result_path, "r") as f:
                 out = f.read_buffer()
-            os.unlink(reply[1])                  # the mapping stays valid
+            os.unlink(result_path)               # the mapping stays valid
             return out
         _, cls_name, msg = reply
         cls = getattr(_errors, cls_name, None)
@@ -224,13 +234,22 @@ class WorkerPool:
         raise cls(msg)
 
     def close(self) -> None:
-        with self._lock:
-            idle, self._idle = self._idle, []
-            files, self._files = self._files, OrderedDict()
-        for w in idle:
-            w.kill()
-        for path, *_ in files.values():
+        self._finalizer()
+
+
+def _cleanup(files: OrderedDict, idle: list, lock: threading.Lock) -> None:
+    with lock:
+        paths = [v[0] for v in files.values()]
+        workers = list(idle)
+        files.clear()
+        idle.clear()
+    for w in workers:
+        w.kill()
+    for path in paths:
+        try:
             os.unlink(path)
+        except FileNotFoundError:
+            pass
 
 
 def _serve() -> None:
@@ -268,10 +287,9 @@ def _serve() -> None:
                 qplan.register(ctx, name, parts, schema, max_partitions=req["threads"])
             res = qplan.execute(ctx, req["plan"], None, req["max_result_bytes"])
             buf = codec.pack([res])
-            fd, rpath = tempfile.mkstemp(prefix="colony-result-", suffix=".clny", dir=_SHM)
-            with os.fdopen(fd, "wb") as f:
+            with open(req["result"], "wb") as f:
                 f.write(memoryview(buf))
-            reply = ("ok", rpath)
+            reply = ("ok",)
         except ColonyError as e:
             reply = ("err", type(e).__name__, str(e))
         except Exception as e:  # noqa: BLE001 - anything else goes back as a QueryError
