@@ -25,6 +25,11 @@ Found by this suite and fixed (each stays covered here):
   signature and annotations, containers included (InvalidArgument); nearstore checks
   its byte payload itself.
 - ``sift.track(-1)`` raised OverflowError from numpy: SiftError (ids are uint64).
+- ``nearstore.allocate(2**62)``: the block store counted the blocks before growing its file,
+  the grow failed (OverflowError), and every later ``allocate(1)`` failed too (a sick
+  device, caught by the "device answers" check). The file grows first; a size the disk
+  refuses is BlockRangeError and changes nothing. A double ``free`` (which would let two
+  allocations share blocks) is refused as well.
 
 Reported in the issue, fixed, and covered here or in the named tests:
 - a header claiming 64 GiB after inflation reached ``np.empty``: ObjectTooBig before any
