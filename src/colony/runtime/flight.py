@@ -1,0 +1,153 @@
+"""Arrow Flight: the bulk data path between the client and the device actors.
+
+Every device actor serves one Flight endpoint (``DeviceFlight``) beside its Ray actor:
+Ray stays the control plane (placement, lifecycle, restarts, small calls) and Flight
+carries bulk Arrow data, because Ray's inter-node object transfer on this machine is
+slower than a Flight stream for large batches (``colony bench transfer``; numbers in
+docs/runtime.md). ``DoPut`` takes inject/put data, ``DoGet`` returns objects and blobs.
+
+Flight endpoints require the same bearer token as Ray (``runtime.auth = "token"``):
+the client sends ``authorization: Bearer <token>``; a call without it is refused
+before any byte is read. The commands are JSON in the descriptor / ticket.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any, Callable
+
+import pyarrow as pa
+import pyarrow.flight as fl
+
+from colony.errors import ColonyError, RuntimeFailure
+
+AUTH_HEADER = "authorization"
+
+
+class _TokenCheck(fl.ServerMiddlewareFactory):
+    def __init__(self, token: str) -> None:
+        super().__init__()
+        self._expected = f"Bearer {token}"
+
+    def start_call(self, info, headers):
+        got = headers.get(AUTH_HEADER) or headers.get(AUTH_HEADER.title()) or []
+        if self._expected not in got:
+            raise fl.FlightUnauthenticatedError(
+                "colony flight endpoint: missing or wrong bearer token; use the colony's Ray token "
+                "(RAY_AUTH_TOKEN or ~/.ray/auth_token)")
+        return None
+
+
+def blob_table(buf: pa.Buffer) -> pa.Table:
+    """One packed object (or any bytes) as a one-row large_binary table: sent zero-copy."""
+    offsets = pa.py_buffer(pa.array([0, buf.size], pa.int64()).buffers()[1])
+    arr = pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, buf])
+    return pa.table({"object": arr})
+
+
+def table_blob(table: pa.Table) -> pa.Buffer:
+    """The bytes of a :func:`blob_table` (zero-copy)."""
+    col = table.column(0).combine_chunks() if table.column(0).num_chunks != 1 else table.column(0).chunk(0)
+    _validity, offsets, data = col.buffers()
+    off = memoryview(offsets).cast("q")
+    return data.slice(off[col.offset], off[col.offset + 1] - off[col.offset])
+
+
+class DeviceFlight(fl.FlightServerBase):
+    """The Flight endpoint of one device. ``handler`` is the device actor: its
+    ``flight_put(cmd, reader) -> dict`` and ``flight_get(cmd) -> (schema, batches)``."""
+
+    def __init__(self, handler: Any, host: str, token: str | None) -> None:
+        mw = {"auth": _TokenCheck(token)} if token else {}
+        super().__init__(f"grpc://{host}:0", middleware=mw)
+        self.handler = handler
+        self.location = f"grpc://{host}:{self.port}"
+        self._thread = threading.Thread(target=self.serve, name="colony-flight", daemon=True)
+        self._thread.start()
+
+    def do_put(self, context, descriptor, reader, writer):
+        ack = _guard(lambda: self.handler.flight_put(json.loads(descriptor.command), reader))
+        writer.write(pa.py_buffer(json.dumps(ack).encode()))
+
+    def do_get(self, context, ticket):
+        schema, batches = _guard(lambda: self.handler.flight_get(json.loads(ticket.ticket)))
+        return fl.GeneratorStream(schema, batches)
+
+
+def _guard(fn: Callable):
+    """Colony errors cross Flight as a server error whose message carries the type name."""
+    try:
+        return fn()
+    except ColonyError as e:
+        raise fl.FlightServerError(f"{type(e).__name__}: {e}") from e
+
+
+class FlightClients:
+    """Flight clients of one colony's devices (one connection per device, reused)."""
+
+    def __init__(self, token: str | None) -> None:
+        self._clients: dict[str, fl.FlightClient] = {}
+        self._lock = threading.Lock()
+        headers = [(AUTH_HEADER.encode(), f"Bearer {token}".encode())] if token else []
+        self.options = fl.FlightCallOptions(headers=headers)
+
+    def client(self, location: str) -> fl.FlightClient:
+        with self._lock:
+            c = self._clients.get(location)
+            if c is None:
+                c = self._clients[location] = fl.FlightClient(location)
+            return c
+
+    def put(self, location: str, cmd: dict, data: pa.Table | list[pa.RecordBatch],
+            on_sent: Callable[[], None] | None = None) -> dict:
+        """DoPut ``data`` with ``cmd``; returns the device's JSON acknowledgement."""
+        batches = data.to_batches() if isinstance(data, pa.Table) else list(data)
+        if not batches:
+            raise ColonyError("nothing to send: the table has no record batches")
+        desc = fl.FlightDescriptor.for_command(json.dumps(cmd).encode())
+        try:
+            writer, meta = self.client(location).do_put(desc, batches[0].schema, options=self.options)
+            for b in batches:
+                writer.write_batch(b)
+            writer.done_writing()
+            if on_sent is not None:
+                on_sent()
+            ack = meta.read()
+            writer.close()
+        except fl.FlightError as e:
+            raise _unwrap(e, location) from None
+        return json.loads(ack.to_pybytes()) if ack is not None else {}
+
+    def get(self, location: str, cmd: dict) -> pa.Table:
+        ticket = fl.Ticket(json.dumps(cmd).encode())
+        try:
+            return self.client(location).do_get(ticket, options=self.options).read_all()
+        except fl.FlightError as e:
+            raise _unwrap(e, location) from None
+
+    def close(self) -> None:
+        with self._lock:
+            for c in self._clients.values():
+                c.close()
+            self._clients.clear()
+
+
+def _unwrap(e: Exception, location: str) -> Exception:
+    """Re-raise a device's Colony error (named in the Flight message) as its own type."""
+    import colony.errors as errors
+    from colony.store import objects as store_objects
+    msg = str(e)
+    for name_msg in msg.split("\n"):
+        if ": " in name_msg:
+            name, _, rest = name_msg.partition(": ")
+            name = name.strip().split(" ")[-1]
+            cls = getattr(errors, name, None) or getattr(store_objects, name, None)
+            if isinstance(cls, type) and issubclass(cls, ColonyError):
+                try:
+                    return cls(rest.split(". Detail:")[0])
+                except TypeError:
+                    break
+    if isinstance(e, fl.FlightUnauthenticatedError):
+        return RuntimeFailure(f"the Flight endpoint {location} refused this client's token: {msg}")
+    return RuntimeFailure(f"Flight transfer to {location} failed: {msg}; check `colony status`")
