@@ -2,10 +2,11 @@
 
 import pytest
 
-from colony.config import ColonyConfig, ConfigError, default, load, parse_size
+from colony.config import ColonyConfig, default, load, parse_size
+from colony.errors import ConfigError
 from colony.config.schema import resolve
 from colony.errors import UnknownDevice
-from colony.store import UnknownPool
+from colony.errors import UnknownPool
 
 
 def base(**over):

@@ -10,10 +10,9 @@ import pytest
 from colony.data import uniform
 from colony.query import plan as qplan
 from colony.query.client import QueryClient, calibrate_colony
-from colony.query.estimate import BadPlan
+from colony.errors import BadPlan
 from colony.query.link import EmulatedLink
-from colony.query.plan import (QueryMemoryExceeded, QueryTimeout, ResultTooLarge, SqlError, UnknownColumn,
-                               UnknownTable)
+from colony.errors import QueryMemoryExceeded, QueryTimeout, ResultTooLarge, SqlError, UnknownColumn, UnknownTable
 from colony.services.local import LocalColony
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from colony import calibration
+from colony.cost import suite as calibration
 
 
 def test_suite_measures_every_part_and_persists(tmp_path, monkeypatch):

@@ -15,8 +15,8 @@ import pytest
 from colony import codec
 from colony.data import uniform
 from colony.errors import DeviceFull, RuntimeFailure, UnknownDevice
-from colony.services.base import ServiceError
-from colony.store import ObjectTooLarge, UnknownKey, UnknownPool
+from colony.errors import ServiceError
+from colony.errors import ObjectTooLarge, UnknownKey, UnknownPool
 
 pytestmark = pytest.mark.ray
 

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from colony.data import uniform
-from colony.sift import SiftError, mix64, partition_ids, routing_value, split, split_by_select
+from colony.sift import mix64, partition_ids, routing_value, split, split_by_select
+from colony.errors import SiftError
 
 
 def _table(ids):

@@ -9,7 +9,8 @@ from colony.data import Simulation, clustered, load_ais, load_opensky, load_trac
 from colony.services.base import DeviceContext
 from colony.services.host import DeviceHost
 from colony.services.local import LocalColony
-from colony.sift import SiftError, bin_of
+from colony.sift import bin_of
+from colony.errors import SiftError
 from colony.sift.driver import Sifter
 from colony.sift.node import SiftNode
 from colony.sift.plan import SiftPlan

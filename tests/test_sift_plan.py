@@ -2,7 +2,8 @@
 
 import pytest
 
-from colony.sift import SiftError, SiftPlan, make_key, parse_key, stages_for
+from colony.sift import SiftPlan, make_key, parse_key, stages_for
+from colony.errors import SiftError
 from colony.store import owner
 
 

@@ -5,7 +5,8 @@ import pyarrow as pa
 import pytest
 
 from colony import codec
-from colony.store import ObjectStore, ObjectTooLarge, StoreError, UnknownKey
+from colony.store import ObjectStore
+from colony.errors import ObjectTooLarge, StoreError, UnknownKey
 from colony.store.objects import SPILL_SUFFIX, clear_spill_dir
 
 

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from colony import codec
-from colony.store import ObjectStore, ObjectTooLarge, UnknownKey
+from colony.store import ObjectStore
+from colony.errors import ObjectTooLarge, UnknownKey
 from colony.store.objects import SPILL_SUFFIX
 
 SIZES = [500, 3_000, 9_000, 20_000]

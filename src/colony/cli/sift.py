@@ -54,7 +54,7 @@ def sift_run(dataset: str = "uniform", rows: int = 1_000_000, k: int = 4, bins: 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from colony.sift import SiftError
+    from colony.errors import SiftError
     from colony.sift.driver import Sifter
 
     console = Console()

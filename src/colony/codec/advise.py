@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from colony import __version__
-from colony.calibration import best_of
+from colony.timing import best_of
 from colony.codec.container import CODECS, pack, unpack
 from colony.errors import ColonyError
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from colony.config.profiles import PROFILES, Profile
-from colony.errors import ColonyError
+from colony.errors import ConfigError
 
 ROLES = ("host", "smartnic", "csd")
 POLICIES = ("tft", "hash")
@@ -27,10 +27,6 @@ _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,62}$")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$", re.IGNORECASE)
 _UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}
-
-
-class ConfigError(ColonyError):
-    """A configuration value is missing, unknown or out of range."""
 
 
 def _err(key: str, problem: str, fix: str) -> ConfigError:
@@ -139,7 +135,7 @@ class ColonyConfig:
         try:
             return self.pools[name]
         except KeyError:
-            from colony.store import UnknownPool
+            from colony.errors import UnknownPool
             raise UnknownPool(f"unknown pool {name!r}; pools in colony {self.name!r}: {sorted(self.pools)}; "
                               f"add a [pools.{name}] table to the config") from None
 

@@ -15,7 +15,8 @@ import pyarrow as pa
 
 from colony import codec
 from colony.query import plan as qplan
-from colony.query.plan import QueryError, TableSpec, UnknownTable
+from colony.query.plan import TableSpec
+from colony.errors import QueryError, UnknownTable
 
 
 @dataclass

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from colony.errors import ColonyError
+from colony.errors import BadPlan, Unsupported
 from colony.query.stats import TableStats
 
 INF = math.inf
@@ -50,14 +50,6 @@ FLIP = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "equal": "equal", "n
 # operation-vector features, in model order (see docs/query.md)
 OPS = ("cmp", "logic", "arith", "power", "func", "filter", "take", "scan", "hash_agg", "groups",
        "sort", "out_cells", "rows")
-
-
-class Unsupported(ColonyError):
-    """The plan holds an operator the estimator does not model (e.g. a join)."""
-
-
-class BadPlan(ColonyError):
-    """Substrait bytes that do not decode to a plan; re-plan the SQL on the client."""
 
 
 def category(fn: str) -> str:

@@ -88,7 +88,7 @@ class DeviceActor:
     """A device: its store, its services, its link. Made remote by the client with options."""
 
     def __init__(self, config: ColonyConfig, device: str) -> None:
-        from colony import calibration
+        from colony.cost import suite as calibration
         from colony.runtime import emulation
         self.config = config
         self.spec = config.device(device)
@@ -218,7 +218,7 @@ class DeviceActor:
 
     def calibrate(self, seed: int = 0, quick: bool = False) -> dict:
         """Run the fixed in-device calibration suite (memcpy, IPC, Arrow kernels)."""
-        from colony import calibration
+        from colony.cost import suite as calibration
         return calibration.device_suite(threads=self.spec.threads, seed=seed, quick=quick)
 
     def set_calibration(self, result: dict) -> None:

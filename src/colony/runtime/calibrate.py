@@ -4,7 +4,7 @@ The in-device suite (memcpy, IPC, object format, Arrow kernels) runs inside each
 actor under its real budgets; transfers at several sizes are timed from this client
 over the device's link in both directions (host->device: put + receive + ack;
 device->host: a buffer of that size back). Results go to
-``colony.calibration.path_for(device)`` on this machine and into each device's context.
+``colony.cost.suite.path_for(device)`` on this machine and into each device's context.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import ray
 
-from colony import calibration
+from colony.cost import suite as calibration
 from colony.runtime.client import Colony, _resolve
 
 

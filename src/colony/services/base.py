@@ -12,12 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Protocol
 
-from colony.errors import ColonyError
+from colony.errors import ServiceError
 from colony.store import ObjectStore
-
-
-class ServiceError(ColonyError):
-    pass
 
 
 class Peers(Protocol):

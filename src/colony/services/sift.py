@@ -18,7 +18,8 @@ import numpy as np
 import pyarrow as pa
 
 from colony.services.base import Service, endpoint, service
-from colony.sift import SiftError, SiftNode, SiftPlan
+from colony.sift import SiftNode, SiftPlan
+from colony.errors import SiftError
 
 
 _RUN = re.compile(r"^[A-Za-z0-9_\-]+$")

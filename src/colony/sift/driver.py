@@ -12,9 +12,9 @@ from typing import Any, Callable, Protocol
 import numpy as np
 import pyarrow as pa
 
-from colony.services.base import ServiceError
+from colony.errors import ServiceError
 from colony.sift.node import sort_tracks
-from colony.sift.partition import SiftError
+from colony.errors import SiftError
 from colony.sift.plan import SiftPlan, bin_of
 
 

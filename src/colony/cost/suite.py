@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -21,6 +19,7 @@ import pyarrow.compute as pc
 
 from colony import codec
 from colony.machine import describe
+from colony.timing import best_of
 
 ENV = "COLONY_CALIBRATION_DIR"
 SIZES = (64 << 10, 1 << 20, 16 << 20, 64 << 20)          # bytes for memcpy / transfers
@@ -54,16 +53,6 @@ def load(device: str) -> dict:
         return json.loads(p.read_text())
     except (OSError, ValueError):
         return {}
-
-
-def best_of(fn: Callable[[], object], repeats: int = 3) -> float:
-    """Fastest of ``repeats`` runs in seconds (the least disturbed measurement)."""
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def _particles(rows: int, seed: int) -> pa.Table:
