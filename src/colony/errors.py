@@ -194,3 +194,46 @@ class ObjectTooLarge(StoreError):
 
     size: int = 0
     capacity: int = 0
+
+
+# -- runtime deadlines and device faults (one type per fault, shared by every deadline in Colony) --
+class DeadlineExceeded(RuntimeFailure, TimeoutError):
+    """A call did not finish within its deadline (``timeout=`` or ``runtime.call_timeout_s``).
+
+    ``device`` names the device that did not answer and ``timeout_s`` the deadline."""
+
+    def __init__(self, message: str, device: str | None = None, timeout_s: float | None = None) -> None:
+        super().__init__(message)
+        self.device, self.timeout_s = device, timeout_s
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.device, self.timeout_s))
+
+
+class DeviceLost(RuntimeFailure):
+    """A device's actor died (killed, crashed, its node gone) while a call was in flight;
+    ``device`` names it. Ray restarts it (``runtime.max_restarts``); calls are not replayed."""
+
+    def __init__(self, message: str, device: str | None = None) -> None:
+        super().__init__(message)
+        self.device = device
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.device))
+
+
+class ServiceFailed(ColonyError):
+    """A service raised an error that is not a Colony error (a bug or an unexpected input);
+    ``device``, ``error_type`` and the message say where and what."""
+
+    def __init__(self, message: str, device: str | None = None, error_type: str | None = None) -> None:
+        super().__init__(message)
+        self.device, self.error_type = device, error_type
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.device, self.error_type))
+
+
+class ObjectLost(StoreError):
+    """An object of a memory-only pool was acknowledged but lived only in a device's memory
+    when the device restarted; put it again (use a durable pool for objects that must survive)."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 
 class TokenBucket:
@@ -192,3 +192,22 @@ class Link:
             return {"link": self.name, "gbps": self.model.gbit_per_s, "latency_s": self.model.latency_s,
                     "duplex": self.model.duplex, "paced": self.model.paced,
                     "directions": {d: dict(c) for d, c in self.counts.items()}}
+
+
+def payload_bytes(obj: Any) -> int:
+    """Bytes of the Arrow data and buffers in a call's arguments or result (what crosses a link)."""
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        return memoryview(obj).nbytes
+    if isinstance(obj, (str, int, float, bool)) or obj is None:
+        return 0
+    if isinstance(obj, dict):
+        return sum(payload_bytes(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(payload_bytes(v) for v in obj)
+    nbytes = getattr(obj, "nbytes", None)      # pa.Table / RecordBatch / Array, numpy arrays
+    if isinstance(nbytes, int):
+        return nbytes
+    size = getattr(obj, "size", None)          # pa.Buffer
+    if isinstance(size, int) and hasattr(obj, "to_pybytes"):
+        return size
+    return 0

@@ -97,6 +97,9 @@ class RuntimeSpec:
     inject_inflight: int = 4           # batches in flight per injection (pipelining depth)
     slow_link_gbps: float = 10.0       # auto codec compresses below this link rate
     auth: str = "token"                # Ray token authentication for colonies Colony starts
+    call_timeout_s: float = 300.0      # deadline of every call to a device (per-call override: timeout=)
+    link_latency_s: float = 0.0        # latency each transfer over a paced link is charged
+    bulk_bytes: int = 1 << 20          # payloads at least this large go over Arrow Flight, smaller over Ray
 
 
 @dataclass(frozen=True)
@@ -334,7 +337,11 @@ def _build(data: Mapping[str, Any], source: str) -> ColonyConfig:
         inject_codec=_choice(rt_in.get("inject_codec", d.inject_codec), INJECT_CODECS, "runtime.inject_codec"),
         inject_inflight=_int(rt_in.get("inject_inflight", d.inject_inflight), "runtime.inject_inflight", 1),
         slow_link_gbps=_num(rt_in.get("slow_link_gbps", d.slow_link_gbps), "runtime.slow_link_gbps"),
-        auth=_choice(rt_in.get("auth", d.auth), ("token", "disabled"), "runtime.auth"))
+        auth=_choice(rt_in.get("auth", d.auth), ("token", "disabled"), "runtime.auth"),
+        call_timeout_s=_num(rt_in.get("call_timeout_s", d.call_timeout_s), "runtime.call_timeout_s"),
+        link_latency_s=0.0 if rt_in.get("link_latency_s", 0) == 0 else
+        _num(rt_in["link_latency_s"], "runtime.link_latency_s"),
+        bulk_bytes=parse_size(rt_in.get("bulk_bytes", d.bulk_bytes), "runtime.bulk_bytes"))
 
     profiles = _profiles(data.get("profiles", {}))
     devs_in = _table(data.get("devices", {}), "devices")

@@ -2,9 +2,13 @@
 
 It is pinned to its device by the device's custom Ray resource, runs threaded
 (``max_concurrency`` > 1) so a service can call a peer that calls back without
-deadlock, applies the device's emulation budgets to its own process, and paces every
-transfer over its link when a link rate is configured. Clients reach only the object
-service and the @endpoint methods of placed services: devices never run client code.
+deadlock, applies the device's emulation budgets to its own process, and is the one
+place where bytes entering or leaving the device are paced and counted: a
+:class:`colony.pacing.Link` per peer (the client, the host, another device), charged for
+put/get/inject data, service-call arguments and results, in both transports (Ray for
+control and small payloads, this device's Arrow Flight endpoint for bulk data).
+Clients reach only the object service and the @endpoint methods of placed services:
+devices never run client code.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import ray
 
 from colony import codec
 from colony.config import ColonyConfig
-from colony.pacing import TokenBucket
+from colony.pacing import Link, LinkModel, payload_bytes
 from colony.services.base import DeviceContext
 from colony.services.host import DeviceHost
 from colony.store import ObjectStore
@@ -34,8 +38,16 @@ def actor_name(config: ColonyConfig, device: str) -> str:
     return f"{config.name}:{device}"
 
 
+CLIENT = "client"     # the link end of whoever drives the colony (a producer, a query client)
+FROM = "_colony_from"  # keyword a device call carries: who is calling (for the link it crosses)
+
+
 class RayPeers:
-    """Device-to-device calls: straight to the other device's actor, never through a client."""
+    """Device-to-device calls: straight to the other device's actor, never through a client.
+
+    Every call names its caller, so the callee charges the arguments and the result on the
+    link between the two devices; every call has a deadline (``runtime.call_timeout_s``).
+    """
 
     def __init__(self, config: ColonyConfig, self_name: str | None = None) -> None:
         self._config = config
@@ -50,27 +62,19 @@ class RayPeers:
             self._handles[device] = h
         return h
 
-    def call(self, device: str, service: str, method: str, *args: Any, **kwargs: Any) -> Any:
-        from colony.runtime.client import _resolve
-        return _resolve(self.handle(device).call.remote(service, method, *args, **kwargs))
+    def call(self, device: str, service: str, method: str, *args: Any, timeout: float | None = None,
+             **kwargs: Any) -> Any:
+        from colony.runtime.deadline import resolve
+        return resolve(self.call_async(device, service, method, *args, **kwargs), device,
+                       timeout or self._config.runtime.call_timeout_s)
 
     def call_async(self, device: str, service: str, method: str, *args: Any, **kwargs: Any):
         """An ObjectRef; resolve with ``ray.get`` (lets a service fan out to several peers)."""
+        kwargs[FROM] = self._self or CLIENT
         return self.handle(device).call.remote(service, method, *args, **kwargs)
 
     def devices(self) -> list[str]:
         return list(self._config.devices)
-
-
-def _nbytes(obj: Any) -> int:
-    if isinstance(obj, (pa.Table, pa.RecordBatch)):
-        return obj.nbytes
-    if isinstance(obj, (list, tuple)):
-        return sum(_nbytes(o) for o in obj)
-    try:
-        return memoryview(obj).nbytes
-    except TypeError:
-        return 0
 
 
 def _own(buf) -> pa.Buffer:
@@ -109,7 +113,8 @@ class DeviceActor:
                             disk_budget=spec.disk, threads=spec.threads)
         for pool in config.device_pools(device):
             store.create_pool(pool)
-        self.link = TokenBucket.gbps(spec.link_gbps or None)   # None: unpaced, counts bytes
+        self.links: dict[str, Link] = {}
+        self._links_lock = threading.Lock()
         # the runtime's own CPU work on this device (packing injected batches, copying puts)
         # runs on at most `threads` threads, however many calls the actor serves at once
         self._cpu = threading.BoundedSemaphore(spec.threads)
@@ -119,41 +124,68 @@ class DeviceActor:
         self.host = DeviceHost(ctx, {"objects": {}, **config.device_services(device)})
         self.started = time.time()
         self.calls = 0
+        from colony.runtime import auth
+        from colony.runtime.flight import DeviceFlight
+        self.flight = DeviceFlight(self, ray.util.get_node_ip_address(), auth.token())
 
-    # -- link ---------------------------------------------------------------------
-    def _pace(self, nbytes: int) -> None:
-        if nbytes:
-            self.link.consume(nbytes)
+    # -- links: the one place this device's bytes are paced and counted ---------------------
+    def _model(self, peer: str) -> LinkModel:
+        """The link to ``peer``: this device's rate, or the slower of two devices' rates."""
+        rates = [self.spec.link_gbps]
+        if peer in self.config.devices:
+            rates.append(self.config.devices[peer].link_gbps)
+        rates = [r for r in rates if r]
+        if not rates:
+            return LinkModel()
+        return LinkModel.gbps(min(rates), latency_s=self.config.runtime.link_latency_s)
+
+    def link(self, peer: str) -> Link:
+        ln = self.links.get(peer)
+        if ln is None:
+            with self._links_lock:
+                ln = self.links.get(peer)
+                if ln is None:
+                    ln = self.links[peer] = Link(peer, self.spec.name, self._model(peer))
+        return ln
+
+    def _in(self, nbytes: int, peer: str = CLIENT, seconds: float | None = None) -> None:
+        self.link(peer).transfer(nbytes, peer, self.spec.name, seconds)
+
+    def _out(self, nbytes: int, peer: str = CLIENT, seconds: float | None = None) -> None:
+        self.link(peer).transfer(nbytes, self.spec.name, peer, seconds)
 
     # -- generic dispatch -------------------------------------------------------------
     def call(self, service: str, method: str, *args: Any, **kwargs: Any) -> Any:
+        """A service call: its arguments cross the caller's link in, its result out."""
+        peer = kwargs.pop(FROM, CLIENT)
         self.calls += 1
-        return self.host.call(service, method, *args, **kwargs)
+        self._in(payload_bytes(args) + payload_bytes(kwargs), peer)
+        out = self.host.call(service, method, *args, **kwargs)
+        self._out(payload_bytes(out), peer)
+        return out
 
     # -- object service with the link in the path ----------------------------------------
     def put(self, pool: str, key: str, obj: Any, codec_name: str = "none"):
         self.calls += 1
-        self._pace(_nbytes(obj))
+        self._in(payload_bytes(obj))
         if isinstance(obj, pa.Buffer):
             with self._cpu:
                 obj = _own(obj)
         return self.host.call("objects", "put", pool, key, obj, codec_name)
 
-    def get(self, pool: str, key: str) -> pa.Buffer:
+    def get(self, pool: str, key: str, bulk_bytes: int | None = None) -> pa.Buffer | int:
+        """The object over Ray; or, when it is at least ``bulk_bytes``, only its size (the
+        client then fetches it from this device's Flight endpoint)."""
         self.calls += 1
         buf = self.host.call("objects", "get", pool, key)
-        self._pace(buf.size)
+        if bulk_bytes is not None and buf.size >= bulk_bytes:
+            return buf.size
+        self._out(buf.size)
         return buf
 
-    def ingest(self, pool: str, key: str, data: Any, codec_name: str = "none") -> tuple:
-        """Injection target: Arrow data arrives zero-copy from Ray's object store.
-
-        A table (or batches) is packed into the object format here, on the device, with
-        the device's threads; an already packed (compressed) object is stored as is.
-        Returns (entry, seconds packing on the device).
-        """
-        self.calls += 1
-        self._pace(_nbytes(data))
+    def _store_batch(self, pool: str, key: str, data: Any, codec_name: str = "none") -> tuple:
+        """Pack Arrow data into the object format here, with the device's threads (an
+        already packed object is copied into the device's memory); store it."""
         with self._cpu:
             t0 = time.perf_counter()
             if isinstance(data, (pa.Table, pa.RecordBatch, list)):
@@ -164,21 +196,93 @@ class DeviceActor:
         entry = self.host.ctx.store.put(pool, key, buf)
         return entry, t1 - t0
 
+    def ingest(self, pool: str, key: str, data: Any, codec_name: str = "none") -> tuple:
+        """Injection target over Ray: Arrow data arrives zero-copy from Ray's object store.
+
+        Returns (entry, seconds packing on the device).
+        """
+        self.calls += 1
+        self._in(payload_bytes(data))
+        return self._store_batch(pool, key, data, codec_name)
+
     def echo(self, data: Any) -> int:
         """Receive bytes over the link and acknowledge their size (calibration of transfers)."""
-        n = _nbytes(data)
-        self._pace(n)
+        n = payload_bytes(data)
+        self._in(n)
         return n
 
     def send(self, nbytes: int) -> pa.Buffer:
         """Return ``nbytes`` over the link (calibration of device-to-host transfers)."""
         buf = pa.allocate_buffer(nbytes)
-        self._pace(nbytes)
+        self._out(nbytes)
         return buf
 
+    # -- the Flight endpoint (bulk data) ----------------------------------------------------
+    def flight_location(self) -> str:
+        return self.flight.location
+
+    def flight_put(self, cmd: dict, reader) -> dict:
+        """DoPut: receive record batches over Flight (each charged on the link as it arrives).
+
+        ``op``: ``ingest`` (pack here and store; the injection path), ``put`` (one packed
+        object sent as a blob), ``echo`` (count and drop: transfer benchmarks).
+        """
+        from colony.errors import ObjectTooLarge
+        from colony.runtime.flight import table_blob
+        self.calls += 1
+        peer = cmd.get("from", CLIENT)
+        batches, n, t0 = [], 0, time.perf_counter()
+        for chunk in reader:
+            b = chunk.data
+            self._in(b.nbytes, peer)
+            n += b.nbytes
+            batches.append(b)
+        recv_s = time.perf_counter() - t0
+        op = cmd.get("op")
+        if op == "echo":
+            return {"bytes": n, "recv_s": recv_s}
+        try:
+            if op == "put":
+                table = pa.Table.from_batches(batches)
+                entry = self.host.call("objects", "put", cmd["pool"], cmd["key"], _own(table_blob(table)))
+                pack_s = 0.0
+            elif op == "ingest":
+                entry, pack_s = self._store_batch(cmd["pool"], cmd["key"], batches, cmd.get("codec", "none"))
+            else:
+                raise ValueError(f"unknown Flight put op {op!r}")
+        except ObjectTooLarge as e:
+            return {"error": "ObjectTooLarge", "message": str(e), "size": e.size, "capacity": e.capacity}
+        return {"entry": [entry.pool, entry.key, entry.nbytes, entry.rows, entry.codec, entry.spilled],
+                "bytes": n, "recv_s": recv_s, "pack_s": pack_s}
+
+    def flight_get(self, cmd: dict):
+        """DoGet: ``get`` (a stored object, as one blob) or ``blob`` (``nbytes`` of zeros)."""
+        from colony.runtime.flight import blob_table
+        self.calls += 1
+        peer = cmd.get("from", CLIENT)
+        if cmd.get("op") == "get":
+            buf = self.host.call("objects", "get", cmd["pool"], cmd["key"])
+        elif cmd.get("op") == "blob":
+            buf = pa.allocate_buffer(int(cmd["nbytes"]))
+        else:
+            raise ValueError(f"unknown Flight get op {cmd.get('op')!r}")
+        table = blob_table(buf)
+
+        def batches():
+            for b in table.to_batches():
+                self._out(buf.size, peer)
+                yield b
+        return table.schema, batches()
+
     def set_link(self, gbps: float | None) -> None:
-        """Change (or remove, with None) the paced link rate at run time (experiments)."""
-        self.link = TokenBucket.gbps(gbps or None)
+        """Change (or remove, with None) this device's link rate at run time (experiments)."""
+        self.spec = replace(self.spec, link_gbps=gbps or None)
+        with self._links_lock:
+            for peer, ln in self.links.items():
+                ln.set_model(self._model(peer))
+
+    def link_stats(self) -> list[dict]:
+        return [ln.stats() for ln in list(self.links.values())]
 
     def set_budget(self, memory: int | None = None, disk: int | None = None) -> dict:
         """Change the store's memory/disk budgets at run time (experiments, back-pressure tests).
@@ -212,7 +316,7 @@ class DeviceActor:
             "uptime_s": time.time() - self.started, "calls": self.calls,
             "services": sorted(self.host.services), "store": self.host.ctx.store.info(),
             "emulation": self.emulation.as_dict(),
-            "link_waited_s": self.link.waited,
+            "links": self.link_stats(), "flight": self.flight.location,
             "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         }
 

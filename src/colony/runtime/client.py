@@ -20,7 +20,8 @@ from colony.config import ColonyConfig
 from colony.config.schema import resolve as resolve_config
 from colony.errors import ColonyError, RuntimeFailure, UnknownDevice
 from colony.runtime import auth
-from colony.runtime.actor import DeviceActor, actor_name
+from colony.runtime.actor import CLIENT, FROM, DeviceActor, actor_name
+from colony.runtime.deadline import resolve
 from colony.runtime.emulation import label
 from colony.store import Entry, routing
 
@@ -51,20 +52,9 @@ class DeviceInfo:
         return label(self.emulated, self.profile)
 
 
-def _resolve(refs, timeout: float | None = None):
-    """ray.get, with a device's own Colony error re-raised as itself (clean message)."""
-    try:
-        return ray.get(refs, timeout=timeout)
-    except ray.exceptions.RayTaskError as e:
-        cause = getattr(e, "cause", None)
-        if isinstance(cause, ColonyError):
-            raise cause from None
-        raise
-    except ray.exceptions.GetTimeoutError as e:
-        raise RuntimeFailure(f"a device did not answer within {timeout} s; check `colony status`") from e
-    except ray.exceptions.RayActorError as e:
-        raise RuntimeFailure(f"a device actor died or is restarting ({type(e).__name__}): {e.error_msg if hasattr(e, 'error_msg') else e}; "
-                             f"retry once Ray has restarted it, or check `colony status`") from e
+def _resolve(refs, timeout: float | None = None, devices=None):
+    """ray.get with Colony's errors (see :func:`colony.runtime.deadline.resolve`)."""
+    return resolve(refs, devices, timeout)
 
 
 def _device_resources(config: ColonyConfig) -> dict[str, float]:
@@ -129,6 +119,8 @@ class Colony:
         self._start_actors()
         self._seq: dict[str, int] = {}
         self._placed: dict[str, set[str]] = {}
+        from colony.runtime.transfer import Transfers
+        self.transfers = Transfers(self)
 
     # -- setup ----------------------------------------------------------------------
     def _check_resources(self) -> None:
@@ -163,7 +155,7 @@ class Colony:
             self._actors[name] = handle
         try:
             names = list(self._actors)
-            _resolve([self._actors[n].ping.remote() for n in names], timeout=READY_TIMEOUT_S)
+            _resolve([self._actors[n].ping.remote() for n in names], READY_TIMEOUT_S, names)
         except Exception:
             self._kill(self._created)
             raise
@@ -188,17 +180,26 @@ class Colony:
                                 f"{sorted(self._actors)}") from None
 
     # -- services -----------------------------------------------------------------------
-    def call(self, device: str, service: str, method: str, *args: Any, **kwargs: Any) -> Any:
-        """Call an endpoint of a service placed on ``device`` and wait for its result."""
-        return _resolve(self.actor(device).call.remote(service, method, *args, **kwargs))
+    def _deadline(self, timeout: float | None) -> float:
+        return self.config.runtime.call_timeout_s if timeout is None else timeout
+
+    def call(self, device: str, service: str, method: str, *args: Any, timeout: float | None = None,
+             **kwargs: Any) -> Any:
+        """Call an endpoint of a service placed on ``device`` and wait for its result, at most
+        ``timeout`` seconds (default ``runtime.call_timeout_s``): a hung device raises
+        :class:`DeadlineExceeded`, a dead one :class:`DeviceLost`, both naming it."""
+        return _resolve(self.call_async(device, service, method, *args, **kwargs), self._deadline(timeout),
+                        device)
 
     def call_async(self, device: str, service: str, method: str, *args: Any, **kwargs: Any):
         """Start a call; returns a future (a Ray ObjectRef) for :meth:`wait`."""
+        kwargs[FROM] = CLIENT
         return self.actor(device).call.remote(service, method, *args, **kwargs)
 
-    def wait(self, futures, timeout: float | None = None):
-        """Results of futures from :meth:`call_async` (a list, or one future)."""
-        return _resolve(futures, timeout=timeout)
+    def wait(self, futures, timeout: float | None = None, devices=None):
+        """Results of futures from :meth:`call_async` (a list, or one future), within ``timeout``
+        (default ``runtime.call_timeout_s``); ``devices`` names the futures' devices for errors."""
+        return _resolve(futures, self._deadline(timeout), devices)
 
     def place(self, service: str, devices: str | list[str] = "all", **options: Any) -> None:
         """Place a registered service on devices at run time ("all", "role:<role>", names).
@@ -208,7 +209,7 @@ class Colony:
         """
         from colony.config.schema import _select
         names = _select(devices, self.config.devices, "place.devices")
-        _resolve([self.actor(n).place.remote(service, options) for n in names])
+        _resolve([self.actor(n).place.remote(service, options) for n in names], self._deadline(None), names)
         self._placed.setdefault(service, set()).update(names)
 
     # -- objects ---------------------------------------------------------------------------
@@ -216,52 +217,68 @@ class Colony:
         p = self.config.pool(pool)
         return routing.owner(key, p.members, p.policy)
 
-    def put(self, pool: str, key: str, tables, codec: str = "none", threads: int | None = None) -> Entry:
-        """Pack ``tables`` (one or a list) into an object here and store it on the key's owner."""
+    def put(self, pool: str, key: str, tables, codec: str = "none", threads: int | None = None,
+            timeout: float | None = None) -> Entry:
+        """Pack ``tables`` (one or a list) into an object here and store it on the key's owner
+        (bulk objects over the device's Flight endpoint, small ones over Ray)."""
         dev = self.owner(pool, key)
         buf = tables if isinstance(tables, pa.Buffer) else _pack(tables, codec, threads)
-        return _resolve(self.actor(dev).put.remote(pool, key, buf))
+        if self.transfers.bulk(buf.size):
+            return self.transfers.put_object(dev, pool, key, buf)
+        return _resolve(self.actor(dev).put.remote(pool, key, buf), self._deadline(timeout), dev)
 
     def put_async(self, pool: str, key: str, tables, codec: str = "none"):
         dev = self.owner(pool, key)
         buf = tables if isinstance(tables, pa.Buffer) else _pack(tables, codec, None)
         return self.actor(dev).put.remote(pool, key, buf)
 
-    def get_object(self, pool: str, key: str) -> pa.Buffer:
-        """The packed object (zero-copy view of what the device sent)."""
-        return _resolve(self.actor(self.owner(pool, key)).get.remote(pool, key))
+    def get_object(self, pool: str, key: str, timeout: float | None = None) -> pa.Buffer:
+        """The packed object (zero-copy view of what the device sent): small objects over Ray,
+        bulk ones over Flight (the device's answer says which)."""
+        dev = self.owner(pool, key)
+        got = _resolve(self.actor(dev).get.remote(pool, key, self.transfers.bulk_bytes), self._deadline(timeout), dev)
+        return self.transfers.get_object(dev, pool, key) if isinstance(got, int) else got
 
-    def get(self, pool: str, key: str, verify: bool = True) -> list[pa.Table]:
-        return codec.unpack(self.get_object(pool, key), verify=verify)
+    def get(self, pool: str, key: str, verify: bool = True, timeout: float | None = None) -> list[pa.Table]:
+        return codec.unpack(self.get_object(pool, key, timeout), verify=verify)
 
-    def list(self, pool: str, prefix: str = "") -> list[str]:
+    def list(self, pool: str, prefix: str = "", timeout: float | None = None) -> list[str]:
         p = self.config.pool(pool)
-        parts = _resolve([self.actor(m).call.remote("objects", "list", pool, prefix) for m in p.members])
+        parts = _resolve([self.actor(m).call.remote("objects", "list", pool, prefix) for m in p.members],
+                         self._deadline(timeout), list(p.members))
         return sorted(k for part in parts for k in part)
 
-    def entries(self, pool: str, prefix: str = "") -> list[Entry]:
+    def entries(self, pool: str, prefix: str = "", timeout: float | None = None) -> list[Entry]:
         p = self.config.pool(pool)
-        parts = _resolve([self.actor(m).call.remote("objects", "entries", pool, prefix) for m in p.members])
+        parts = _resolve([self.actor(m).call.remote("objects", "entries", pool, prefix) for m in p.members],
+                         self._deadline(timeout), list(p.members))
         return sorted((e for part in parts for e in part), key=lambda e: e.key)
 
-    def drop(self, pool: str, key: str) -> None:
-        _resolve(self.actor(self.owner(pool, key)).call.remote("objects", "drop", pool, key))
+    def drop(self, pool: str, key: str, timeout: float | None = None) -> None:
+        dev = self.owner(pool, key)
+        _resolve(self.actor(dev).call.remote("objects", "drop", pool, key), self._deadline(timeout), dev)
 
     def set_link(self, device: str, gbps: float | None) -> None:
-        """Pace ``device``'s link at ``gbps`` Gbit/s from now on (None: unpaced)."""
-        _resolve(self.actor(device).set_link.remote(gbps))
+        """Pace ``device``'s links at ``gbps`` Gbit/s from now on (None: unpaced)."""
+        _resolve(self.actor(device).set_link.remote(gbps), self._deadline(None), device)
 
     def set_budget(self, device: str, memory: int | None = None, disk: int | None = None) -> dict:
         """Change ``device``'s memory/disk budgets from now on (bytes); returns its store info."""
-        return _resolve(self.actor(device).set_budget.remote(memory, disk))
+        return _resolve(self.actor(device).set_budget.remote(memory, disk), self._deadline(None), device)
 
     def info(self, device: str) -> dict:
-        return _resolve(self.actor(device).call.remote("objects", "info"))
+        return self.call(device, "objects", "info")
 
     def status(self) -> list[dict]:
         """Per device: role, emulation, memory, objects, load (from the device actors)."""
         names = list(self._actors)
-        return _resolve([self._actors[n].status.remote() for n in names], timeout=60)
+        return _resolve([self._actors[n].status.remote() for n in names], 60, names)
+
+    def links(self) -> list[dict]:
+        """Every link's counters (bytes, transfers, busy seconds per direction), from the devices."""
+        names = list(self._actors)
+        return [ln for part in _resolve([self._actors[n].link_stats.remote() for n in names], 60, names)
+                for ln in part]
 
     # -- injection ---------------------------------------------------------------------------
     def inject(self, data, device: str | None = None, pool: str = "inject", key_prefix: str = "inject/",

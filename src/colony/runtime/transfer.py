@@ -1,0 +1,94 @@
+"""The client's side of the data plane: which transport carries a payload, by its size.
+
+Ray carries the control plane and small payloads (below ``runtime.bulk_bytes``); a
+device's Arrow Flight endpoint carries bulk Arrow data (``DoPut`` for put/inject,
+``DoGet`` for get), because it moves large batches between nodes faster than Ray's
+object manager on this machine (``colony bench transfer``, docs/runtime.md). Whatever
+the transport, the bytes are paced and counted once, by the device at the other end of
+the link (:class:`colony.pacing.Link` in the device actor), so ``colony status`` and the
+benchmarks see every byte.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pyarrow as pa
+
+from colony.errors import ObjectTooLarge
+from colony.runtime import auth
+from colony.runtime.deadline import resolve
+from colony.runtime.flight import FlightClients, blob_table, table_blob
+from colony.store import Entry
+
+
+class Transfers:
+    """Bulk transfers between this process and a colony's devices over their Flight endpoints."""
+
+    def __init__(self, colony: Any) -> None:
+        self.colony = colony
+        self.bulk_bytes = colony.config.runtime.bulk_bytes
+        self.clients = FlightClients(auth.token())
+        self._where: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def bulk(self, nbytes: int) -> bool:
+        """Whether a payload of ``nbytes`` goes over Flight (else over Ray)."""
+        return nbytes >= self.bulk_bytes
+
+    def location(self, device: str) -> str:
+        loc = self._where.get(device)
+        if loc is None:
+            loc = resolve(self.colony.actor(device).flight_location.remote(), device,
+                          self.colony.config.runtime.call_timeout_s)
+            with self._lock:
+                self._where[device] = loc
+        return loc
+
+    def forget(self, device: str) -> None:
+        """Drop a cached endpoint (a restarted device serves on a new port)."""
+        with self._lock:
+            self._where.pop(device, None)
+
+    def _put(self, device: str, cmd: dict, data, on_sent=None) -> dict:
+        try:
+            return self.clients.put(self.location(device), cmd, data, on_sent)
+        except Exception:
+            self.forget(device)
+            raise
+
+    def put_object(self, device: str, pool: str, key: str, buf: pa.Buffer) -> Entry:
+        ack = self._put(device, {"op": "put", "pool": pool, "key": key}, blob_table(buf))
+        return _entry(ack)
+
+    def ingest(self, device: str, pool: str, key: str, table: pa.Table, codec: str = "none",
+               on_sent=None) -> tuple[Entry, float]:
+        """Send Arrow batches; the device packs them (``codec``) and stores the object.
+        ``on_sent`` runs once every byte has left this process (the caller may reuse its buffers)."""
+        ack = self._put(device, {"op": "ingest", "pool": pool, "key": key, "codec": codec}, table, on_sent)
+        return _entry(ack), ack.get("pack_s", 0.0)
+
+    def echo(self, device: str, table: pa.Table) -> dict:
+        return self._put(device, {"op": "echo"}, table)
+
+    def get_object(self, device: str, pool: str, key: str) -> pa.Buffer:
+        try:
+            return table_blob(self.clients.get(self.location(device), {"op": "get", "pool": pool, "key": key}))
+        except Exception:
+            self.forget(device)
+            raise
+
+    def blob(self, device: str, nbytes: int) -> pa.Buffer:
+        return table_blob(self.clients.get(self.location(device), {"op": "blob", "nbytes": int(nbytes)}))
+
+    def close(self) -> None:
+        self.clients.close()
+
+
+def _entry(ack: dict) -> Entry:
+    if ack.get("error") == "ObjectTooLarge":
+        e = ObjectTooLarge(ack["message"])
+        e.size, e.capacity = ack["size"], ack["capacity"]
+        raise e
+    return Entry(*ack["entry"])
