@@ -224,27 +224,51 @@ class DeviceActor:
     def flight_put(self, cmd: dict, reader) -> dict:
         """DoPut: receive record batches over Flight (each charged on the link as it arrives).
 
-        ``op``: ``ingest`` (pack here and store; the injection path), ``put`` (one packed
-        object sent as a blob), ``echo`` (count and drop: transfer benchmarks).
+        ``op``: ``ingest`` (receive every batch, then pack here and store), ``inflight``
+        (pack each batch into the object as it arrives: serialization in flight; ``ipc_bytes``
+        and ``rows`` announce the stream), ``put`` (one packed object sent as a blob),
+        ``echo`` (count and drop: the "no serialization" baseline and transfer benchmarks).
         """
         from colony.errors import ObjectTooLarge
         from colony.runtime.flight import table_blob
         self.calls += 1
         peer = cmd.get("from", CLIENT)
-        batches, n, t0 = [], 0, time.perf_counter()
-        for chunk in reader:
-            b = chunk.data
-            self._in(b.nbytes, peer)
-            n += b.nbytes
-            batches.append(b)
-        recv_s = time.perf_counter() - t0
         op = cmd.get("op")
+        writer = None
+        if op == "inflight":
+            writer = codec.ObjectWriter(reader.schema, int(cmd["ipc_bytes"]), int(cmd["rows"]),
+                                        threads=self.spec.threads)
+        batches, n, t0, busy, pack_s = [], 0, time.perf_counter(), 0.0, 0.0
+        it = iter(reader)
+        while True:
+            t1 = time.perf_counter()
+            chunk = next(it, None)
+            if chunk is None:
+                break
+            b = chunk.data
+            t2 = time.perf_counter()
+            self._in(b.nbytes, peer, t2 - t1)
+            busy += t2 - t1
+            n += b.nbytes
+            if writer is not None:
+                with self._cpu:
+                    writer.write(b)
+                pack_s += time.perf_counter() - t2
+            elif op != "echo":
+                batches.append(b)
+        recv_s = time.perf_counter() - t0
         if op == "echo":
             return {"bytes": n, "recv_s": recv_s}
         try:
-            if op == "put":
-                table = pa.Table.from_batches(batches)
-                entry = self.host.call("objects", "put", cmd["pool"], cmd["key"], _own(table_blob(table)))
+            if op == "inflight":
+                t3 = time.perf_counter()
+                with self._cpu:
+                    buf = writer.finish()
+                pack_s += time.perf_counter() - t3
+                entry = self.host.ctx.store.put(cmd["pool"], cmd["key"], buf)
+            elif op == "put":
+                entry = self.host.call("objects", "put", cmd["pool"], cmd["key"],
+                                       table_blob(pa.Table.from_batches(batches), own=True))
                 pack_s = 0.0
             elif op == "ingest":
                 entry, pack_s = self._store_batch(cmd["pool"], cmd["key"], batches, cmd.get("codec", "none"))
@@ -317,6 +341,7 @@ class DeviceActor:
             "services": sorted(self.host.services), "store": self.host.ctx.store.info(),
             "emulation": self.emulation.as_dict(),
             "links": self.link_stats(), "flight": self.flight.location,
+            "link_waited_s": sum(c["waited_s"] for ln in self.link_stats() for c in ln["directions"].values()),
             "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         }
 

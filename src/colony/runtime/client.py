@@ -290,6 +290,15 @@ class Colony:
         from colony.runtime.inject import inject
         return inject(self, data, device=device, pool=pool, key_prefix=key_prefix, **kw)
 
+    def inject_async(self, data, device: str | None = None, pool: str = "inject", key_prefix: str = "inject/",
+                     **kw):
+        """Start an injection and return its handle at once (wait / done / reusable / bytes / host_s).
+
+        See :func:`colony.runtime.inject.inject_async`.
+        """
+        from colony.runtime.inject import inject_async
+        return inject_async(self, data, device=device, pool=pool, key_prefix=key_prefix, **kw)
+
     def seq(self, prefix: str) -> int:
         """The next key number inject uses after ``prefix``."""
         return self._seq.get(prefix, 0)

@@ -17,6 +17,7 @@ import json
 import threading
 from typing import Any, Callable
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.flight as fl
 
@@ -39,19 +40,38 @@ class _TokenCheck(fl.ServerMiddlewareFactory):
         return None
 
 
-def blob_table(buf: pa.Buffer) -> pa.Table:
-    """One packed object (or any bytes) as a one-row large_binary table: sent zero-copy."""
-    offsets = pa.py_buffer(pa.array([0, buf.size], pa.int64()).buffers()[1])
-    arr = pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, buf])
-    return pa.table({"object": arr})
+def blob_table(buf: pa.Buffer, chunk: int | None = None) -> pa.Table:
+    """Bytes (a packed object) as a large_binary table, zero-copy: one row, or one record
+    batch of one row per ``chunk`` bytes (so a big put streams as several Flight messages)."""
+    step = buf.size if not chunk or buf.size <= chunk else chunk
+    batches = []
+    for off in range(0, max(buf.size, 1), max(step, 1)):
+        n = min(step, buf.size - off)
+        offsets = pa.py_buffer(pa.array([0, n], pa.int64()).buffers()[1])
+        arr = pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, buf.slice(off, n)])
+        batches.append(pa.record_batch([arr], names=["object"]))
+    return pa.Table.from_batches(batches)
 
 
-def table_blob(table: pa.Table) -> pa.Buffer:
-    """The bytes of a :func:`blob_table` (zero-copy)."""
-    col = table.column(0).combine_chunks() if table.column(0).num_chunks != 1 else table.column(0).chunk(0)
-    _validity, offsets, data = col.buffers()
-    off = memoryview(offsets).cast("q")
-    return data.slice(off[col.offset], off[col.offset + 1] - off[col.offset])
+def table_blob(table: pa.Table, own: bool = False) -> pa.Buffer:
+    """The bytes of a :func:`blob_table`: a zero-copy view when it is one row (copied into
+    fresh memory when ``own``), else the rows concatenated into fresh memory."""
+    col = table.column(0)
+    views = []
+    for ch in col.chunks:
+        _validity, offsets, data = ch.buffers()
+        off = memoryview(offsets).cast("q")
+        for i in range(len(ch)):
+            views.append(data.slice(off[ch.offset + i], off[ch.offset + i + 1] - off[ch.offset + i]))
+    if len(views) == 1 and not own:
+        return views[0]
+    out = pa.allocate_buffer(sum(v.size for v in views))
+    dst = np.frombuffer(out, dtype=np.uint8)
+    pos = 0
+    for v in views:
+        dst[pos:pos + v.size] = np.frombuffer(v, dtype=np.uint8)
+        pos += v.size
+    return out
 
 
 class DeviceFlight(fl.FlightServerBase):
@@ -102,7 +122,7 @@ class FlightClients:
     def put(self, location: str, cmd: dict, data: pa.Table | list[pa.RecordBatch],
             on_sent: Callable[[], None] | None = None) -> dict:
         """DoPut ``data`` with ``cmd``; returns the device's JSON acknowledgement."""
-        batches = data.to_batches() if isinstance(data, pa.Table) else list(data)
+        batches = [c for b in (data.to_batches() if isinstance(data, pa.Table) else data) for c in _chunks(b)]
         if not batches:
             raise ColonyError("nothing to send: the table has no record batches")
         desc = fl.FlightDescriptor.for_command(json.dumps(cmd).encode())
@@ -115,6 +135,8 @@ class FlightClients:
                 on_sent()
             ack = meta.read()
             writer.close()
+        except fl.FlightUnavailableError:
+            raise                    # the caller looks the endpoint up again (a restarted device)
         except fl.FlightError as e:
             raise _unwrap(e, location) from None
         return json.loads(ack.to_pybytes()) if ack is not None else {}
@@ -123,6 +145,8 @@ class FlightClients:
         ticket = fl.Ticket(json.dumps(cmd).encode())
         try:
             return self.client(location).do_get(ticket, options=self.options).read_all()
+        except fl.FlightUnavailableError:
+            raise
         except fl.FlightError as e:
             raise _unwrap(e, location) from None
 
@@ -131,6 +155,19 @@ class FlightClients:
             for c in self._clients.values():
                 c.close()
             self._clients.clear()
+
+
+MESSAGE_BYTES = 4 << 20   # Flight messages of at most ~4 MiB: one huge gRPC message is slow (bench transfer)
+
+
+def _chunks(batch: pa.RecordBatch):
+    """Zero-copy slices of ``batch`` of about MESSAGE_BYTES each."""
+    if batch.nbytes <= MESSAGE_BYTES or batch.num_rows < 2:
+        yield batch
+        return
+    rows = max(1, batch.num_rows * MESSAGE_BYTES // batch.nbytes)
+    for off in range(0, batch.num_rows, rows):
+        yield batch.slice(off, rows)
 
 
 def _unwrap(e: Exception, location: str) -> Exception:

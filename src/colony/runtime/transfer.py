@@ -15,11 +15,12 @@ import threading
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.flight as fl
 
-from colony.errors import ObjectTooLarge
+from colony.errors import DeviceLost, ObjectTooLarge
 from colony.runtime import auth
 from colony.runtime.deadline import resolve
-from colony.runtime.flight import FlightClients, blob_table, table_blob
+from colony.runtime.flight import MESSAGE_BYTES, FlightClients, blob_table, table_blob
 from colony.store import Entry
 
 
@@ -51,15 +52,24 @@ class Transfers:
         with self._lock:
             self._where.pop(device, None)
 
+    def _retrying(self, device: str, fn):
+        """Run ``fn(location)``; an endpoint that refuses connections is looked up again once
+        (Ray restarted the device: it serves on a new port), then the device counts as lost."""
+        for attempt in (0, 1):
+            try:
+                return fn(self.location(device))
+            except fl.FlightUnavailableError as e:
+                self.forget(device)
+                if attempt:
+                    raise DeviceLost(f"device {device!r} does not answer on its Flight endpoint ({e}); it died or "
+                                     f"is restarting: retry once Ray has restarted it (`colony status`)",
+                                     device) from None
+
     def _put(self, device: str, cmd: dict, data, on_sent=None) -> dict:
-        try:
-            return self.clients.put(self.location(device), cmd, data, on_sent)
-        except Exception:
-            self.forget(device)
-            raise
+        return self._retrying(device, lambda loc: self.clients.put(loc, cmd, data, on_sent))
 
     def put_object(self, device: str, pool: str, key: str, buf: pa.Buffer) -> Entry:
-        ack = self._put(device, {"op": "put", "pool": pool, "key": key}, blob_table(buf))
+        ack = self._put(device, {"op": "put", "pool": pool, "key": key}, blob_table(buf, MESSAGE_BYTES))
         return _entry(ack)
 
     def ingest(self, device: str, pool: str, key: str, table: pa.Table, codec: str = "none",
@@ -73,14 +83,12 @@ class Transfers:
         return self._put(device, {"op": "echo"}, table)
 
     def get_object(self, device: str, pool: str, key: str) -> pa.Buffer:
-        try:
-            return table_blob(self.clients.get(self.location(device), {"op": "get", "pool": pool, "key": key}))
-        except Exception:
-            self.forget(device)
-            raise
+        cmd = {"op": "get", "pool": pool, "key": key}
+        return table_blob(self._retrying(device, lambda loc: self.clients.get(loc, cmd)))
 
     def blob(self, device: str, nbytes: int) -> pa.Buffer:
-        return table_blob(self.clients.get(self.location(device), {"op": "blob", "nbytes": int(nbytes)}))
+        cmd = {"op": "blob", "nbytes": int(nbytes)}
+        return table_blob(self._retrying(device, lambda loc: self.clients.get(loc, cmd)))
 
     def close(self) -> None:
         self.clients.close()
