@@ -75,6 +75,7 @@ class PoolSpec:
     name: str
     members: tuple[str, ...]
     policy: str
+    durable: bool = False   # acknowledge a put only once the object is fsynced to the device's disk
 
 
 @dataclass(frozen=True)
@@ -360,11 +361,20 @@ def _build(data: Mapping[str, Any], source: str) -> ColonyConfig:
     for pname, spec in _table(data.get("pools", {}), "pools").items():
         key = f"pools.{_name(pname, f'pools.{pname}')}"
         spec = _table(spec, key)
-        _unknown(spec, {"members", "policy"}, key)
+        _unknown(spec, {"members", "policy", "durable"}, key)
         if "members" not in spec:
             raise _err(f"{key}.members", "is missing", "list the member devices, e.g. members = [\"nic0\", \"nic1\"]")
         members = _select(spec["members"], devices, f"{key}.members")
-        pools[pname] = PoolSpec(pname, members, _choice(spec.get("policy", "tft"), POLICIES, f"{key}.policy"))
+        durable = spec.get("durable", False)
+        if not isinstance(durable, bool):
+            raise _err(f"{key}.durable", f"{durable!r} is not true or false", "write durable = true or false")
+        if durable:
+            diskless = [m for m in members if not devices[m].disk]
+            if diskless:
+                raise _err(f"{key}.durable", f"member(s) {diskless} have no disk (disk = 0)",
+                           "give every member of a durable pool a disk budget, or make the pool memory-only")
+        pools[pname] = PoolSpec(pname, members, _choice(spec.get("policy", "tft"), POLICIES, f"{key}.policy"),
+                                durable)
 
     services: dict[str, ServicePlacement] = {}
     svc_in = _table(data.get("services", {}), "services")

@@ -112,7 +112,7 @@ class DeviceActor:
                             spill_dir=spec.spill_dir if spec.disk else None,
                             disk_budget=spec.disk, threads=spec.threads)
         for pool in config.device_pools(device):
-            store.create_pool(pool)
+            store.create_pool(pool, durable=config.pool(pool).durable)
         self.links: dict[str, Link] = {}
         self._links_lock = threading.Lock()
         # the runtime's own CPU work on this device (packing injected batches, copying puts)

@@ -26,11 +26,12 @@ from urllib.parse import quote, unquote
 import pyarrow as pa
 
 from colony import codec
-from colony.errors import CodecError, ObjectTooLarge, StoreError, UnknownKey, UnknownPool
+from colony.errors import CodecError, ObjectLost, ObjectTooLarge, StoreError, UnknownKey, UnknownPool
 
 log = logging.getLogger(__name__)
 
 SPILL_SUFFIX = ".clny"
+JOURNAL_DIR = "~journal"   # <pool>.journal: the keys a memory-only pool acknowledged (+key / -key lines)
 _MAX_NAME = 200
 
 
@@ -90,13 +91,68 @@ class ObjectStore:
         self._put_hooks: list[PutHook] = []
         self._drop_hooks: list[DropHook] = []
         self.recovered = 0
+        self._durable: set[str] = set()
+        self._journals: dict = {}
+        self.lost: dict[str, list[str]] = {}   # pool -> keys acknowledged before a restart and lost
         if self.spill_dir is not None:
             self._recover()
 
     # -- pools -------------------------------------------------------------
-    def create_pool(self, pool: str) -> None:
+    def create_pool(self, pool: str, durable: bool = False) -> None:
+        """A pool. ``durable``: a put returns only once the object is on disk, fsynced (it
+        survives a device restart and a machine crash); otherwise objects live in memory
+        (spilling when full) and the keys are journaled, so a restart reports what it lost."""
         with self._lock:
+            if durable and self.spill_dir is None:
+                raise StoreError(f"pool {pool!r} on device {self.device!r} is durable but the device has no "
+                                 f"spill_dir/disk budget; give the device a disk or make the pool memory-only")
             self._pools.setdefault(pool, {})
+            if durable:
+                self._durable.add(pool)
+            elif self.spill_dir is not None:
+                self._open_journal(pool)
+
+    # -- acknowledgement: durable pools fsync, memory-only pools journal their keys --------
+    def _open_journal(self, pool: str) -> None:
+        """Keys the journal says were acknowledged but that did not come back are lost."""
+        d = self.spill_dir / JOURNAL_DIR
+        d.mkdir(parents=True, exist_ok=True)
+        path = d / f"{quote(pool, safe='')}.journal"
+        live: dict[str, None] = {}
+        if path.is_file():
+            for line in path.read_text().splitlines():
+                if line[:1] == "+":
+                    live[unquote(line[1:])] = None
+                elif line[:1] == "-":
+                    live.pop(unquote(line[1:]), None)
+        have = self._pools.get(pool, {})
+        lost = sorted(k for k in live if k not in have)
+        if lost:
+            self.lost[pool] = lost
+            log.warning("device %s: pool %s lost %d acknowledged object(s) at restart: %s", self.device, pool,
+                        len(lost), lost[:20])
+        path.write_text("".join(f"+{quote(k, safe='')}\n" for k in have))
+        self._journals[pool] = open(path, "a", buffering=1)
+
+    def _journal(self, pool: str, sign: str, key: str) -> None:
+        j = self._journals.get(pool)
+        if j is not None:
+            j.write(f"{sign}{quote(key, safe='')}\n")
+
+    def _put_durable(self, pool: str, key: str, buf: pa.Buffer) -> None:
+        size = buf.size
+        old = self._pools[pool].get(key)
+        old_disk = old.size if isinstance(old, _Spilled) else 0
+        if self._disk - old_disk + size > self.disk_budget:
+            raise _too_large(size, self.disk_budget,
+                             f"object {pool}/{key} ({size} bytes) does not fit the disk of device {self.device!r} "
+                             f"(durable pool {pool!r}: {self._disk} of {self.disk_budget} bytes used); drop objects "
+                             f"or raise the device's disk budget")
+        spilled = self._write_spill(pool, key, buf, fsync=True)
+        if isinstance(old, pa.Buffer):
+            self._mem -= self._lru.pop((pool, key))
+        self._disk += size - old_disk
+        self._pools[pool][key] = spilled
 
     def pools(self) -> list[str]:
         with self._lock:
@@ -121,7 +177,14 @@ class ObjectStore:
         info = codec.read_info(buf)  # refuse anything that is not a well-formed object
         with self._lock:
             self._pool(pool)
-            spilled = self._admit(pool, key, buf)
+            if pool in self._durable:
+                self._put_durable(pool, key, buf)
+                spilled = True
+            else:
+                spilled = self._admit(pool, key, buf)
+                self._journal(pool, "+", key)
+            if key in self.lost.get(pool, ()):
+                self.lost[pool].remove(key)
         if self._put_hooks:
             tables = tables if tables is not None else codec.unpack(buf)
             for hook in self._put_hooks:
@@ -133,7 +196,7 @@ class ObjectStore:
         with self._lock:
             p = self._pool(pool)
             if key not in p:
-                raise UnknownKey(f"pool {pool!r} on device {self.device!r} has no key {key!r}")
+                self._missing(pool, key)
             v = p[key]
             if isinstance(v, pa.Buffer):
                 self._lru.move_to_end((pool, key))
@@ -174,12 +237,20 @@ class ObjectStore:
             out.append(Entry(pool, k, info.nbytes, info.rows, info.codec, spilled))
         return out
 
+    def _missing(self, pool: str, key: str):
+        if key in self.lost.get(pool, ()):
+            raise ObjectLost(f"object {pool}/{key} on device {self.device!r} was acknowledged but lived only in "
+                             f"memory when the device restarted: it is lost; put it again (a durable pool keeps "
+                             f"acknowledged objects)")
+        raise UnknownKey(f"pool {pool!r} on device {self.device!r} has no key {key!r}")
+
     def drop(self, pool: str, key: str) -> None:
         with self._lock:
             p = self._pool(pool)
             if key not in p:
-                raise UnknownKey(f"pool {pool!r} on device {self.device!r} has no key {key!r}")
+                self._missing(pool, key)
             self._remove(pool, key)
+            self._journal(pool, "-", key)
         for hook in self._drop_hooks:
             hook(pool, key)
 
@@ -193,7 +264,8 @@ class ObjectStore:
                                "spilled_bytes": sum(disk)}
             return {"device": self.device, "pools": pools, "memory_used": self._mem,
                     "memory_budget": self.memory_budget, "disk_used": self._disk, "disk_budget": self.disk_budget,
-                    "spill_dir": str(self.spill_dir) if self.spill_dir else None, "recovered": self.recovered}
+                    "spill_dir": str(self.spill_dir) if self.spill_dir else None, "recovered": self.recovered,
+                    "durable": sorted(self._durable), "lost": {p: list(k) for p, k in self.lost.items() if k}}
 
     def free_bytes(self) -> int | None:
         """Bytes a put can still take (memory + spill), None when unlimited."""
@@ -304,7 +376,7 @@ class ObjectStore:
         self._mem += size
         return False
 
-    def _write_spill(self, pool: str, key: str, buf: pa.Buffer) -> _Spilled:
+    def _write_spill(self, pool: str, key: str, buf: pa.Buffer, fsync: bool = False) -> _Spilled:
         d = self.spill_dir / quote(pool, safe="")
         d.mkdir(parents=True, exist_ok=True)
         name = _fname(key)
@@ -315,7 +387,16 @@ class ObjectStore:
                 (d / (name + ".key")).write_text(key)
             with open(tmp, "wb") as f:
                 f.write(memoryview(buf))
+                if fsync:
+                    f.flush()
+                    os.fsync(f.fileno())
             os.replace(tmp, path)
+            if fsync:   # the rename itself must reach the disk too
+                dfd = os.open(d, os.O_RDONLY)
+                try:
+                    os.fsync(dfd)
+                finally:
+                    os.close(dfd)
         except OSError:
             tmp.unlink(missing_ok=True)
             raise
@@ -365,6 +446,9 @@ def clear_spill_dir(spill_dir: str | os.PathLike) -> int:
     n = 0
     for pdir in (x for x in root.iterdir() if x.is_dir()):
         for f in pdir.iterdir():
+            if pdir.name == JOURNAL_DIR:
+                f.unlink(missing_ok=True)   # a fresh device has acknowledged nothing yet
+                continue
             if f.name.endswith((SPILL_SUFFIX, SPILL_SUFFIX + ".tmp")) or (f.name.startswith("~")
                                                                          and f.name.endswith(".key")):
                 f.unlink(missing_ok=True)
