@@ -234,6 +234,6 @@ class ServiceFailed(ColonyError):
         return (type(self), (str(self), self.device, self.error_type))
 
 
-class ObjectLost(StoreError):
+class ObjectLost(UnknownKey):
     """An object of a memory-only pool was acknowledged but lived only in a device's memory
     when the device restarted; put it again (use a durable pool for objects that must survive)."""

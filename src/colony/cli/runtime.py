@@ -185,7 +185,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         temporary = address is None and _read_state(cfg.name) is None
         colony = Colony(cfg) if temporary else _attach(config, address)[0]
         try:
-            names = device or [d.name for d in colony.devices]
+            names = device or [d.name for d in colony.devices()]
             with Progress() as prog:
                 task = prog.add_task("calibrating", total=len(names))
                 results = run(colony, names, quick=quick,
@@ -217,7 +217,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                      repeats: int = typer.Option(2, help="runs per size (best is reported)"),
                      temp_dir: str = typer.Option("/tmp/ray-colony-bench", help="Ray temp dir")):
         """Host->device injection GB/s, embedded vs multi-node, beside memcpy and IPC serialization."""
-        from colony.runtime.inject_bench import run_cli
+        from colony.bench.inject import run_cli
         run_cli(json_out=json_out, sizes=sizes, nodes=nodes, repeats=repeats, temp_dir=temp_dir)
 
 

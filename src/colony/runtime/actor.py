@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -27,10 +27,13 @@ import ray
 
 from colony import codec
 from colony.config import ColonyConfig
+from colony.config.schema import _select
 from colony.pacing import Link, LinkModel, payload_bytes
 from colony.services.base import DeviceContext
+from colony.runtime.futures import resolve
 from colony.services.host import DeviceHost
-from colony.store import ObjectStore
+from colony.services.protocol import DeviceInfo
+from colony.store import Entry, ObjectStore, routing
 from colony.store.objects import clear_spill_dir
 
 
@@ -38,43 +41,108 @@ def actor_name(config: ColonyConfig, device: str) -> str:
     return f"{config.name}:{device}"
 
 
+def device_infos(config: ColonyConfig) -> list[DeviceInfo]:
+    """Every device of ``config`` as the Colony interface describes it."""
+    return [DeviceInfo(name=d.name, role=d.role, label=d.label,
+                       services=tuple(["objects", *config.device_services(d.name)]),
+                       pools=tuple(config.device_pools(d.name)), threads=d.threads)
+            for d in config.devices.values()]
+
+
 CLIENT = "client"     # the link end of whoever drives the colony (a producer, a query client)
 FROM = "_colony_from"  # keyword a device call carries: who is calling (for the link it crosses)
 
 
 class RayPeers:
-    """Device-to-device calls: straight to the other device's actor, never through a client.
+    """The Colony interface over device actors found by name.
 
-    Every call names its caller, so the callee charges the arguments and the result on the
-    link between the two devices; every call has a deadline (``runtime.call_timeout_s``).
+    Devices use it for device-to-device calls (straight to the other device's actor, never
+    through a client); the client :class:`colony.runtime.client.Colony` extends it. Every
+    call names its caller, so the callee charges the arguments and the result on the link
+    between the two; every wait has a deadline (``timeout=``, default
+    ``runtime.call_timeout_s``) and a hung or dead device raises an error naming it.
     """
 
     def __init__(self, config: ColonyConfig, self_name: str | None = None) -> None:
-        self._config = config
+        self.config = config
         self._self = self_name
         self._handles: dict[str, Any] = {}
 
     def handle(self, device: str):
         h = self._handles.get(device)
         if h is None:
-            self._config.device(device)   # UnknownDevice for a wrong name
-            h = ray.get_actor(actor_name(self._config, device), namespace=self._config.namespace)
+            self.config.device(device)   # UnknownDevice for a wrong name
+            h = ray.get_actor(actor_name(self.config, device), namespace=self.config.namespace)
             self._handles[device] = h
         return h
 
+    @property
+    def me(self) -> str:
+        """This end of the links: the device these peers belong to, or the client."""
+        return self._self or CLIENT
+
+    def _deadline(self, timeout: float | None) -> float:
+        return self.config.runtime.call_timeout_s if timeout is None else timeout
+
+    # -- calls ------------------------------------------------------------------------
     def call(self, device: str, service: str, method: str, *args: Any, timeout: float | None = None,
              **kwargs: Any) -> Any:
-        from colony.runtime.deadline import resolve
-        return resolve(self.call_async(device, service, method, *args, **kwargs), device,
-                       timeout or self._config.runtime.call_timeout_s)
+        """Call an endpoint of a service placed on ``device`` and wait for its result, at most
+        ``timeout`` seconds (default ``runtime.call_timeout_s``): a hung device raises
+        :class:`DeadlineExceeded`, a dead one :class:`DeviceLost`, both naming it."""
+        return resolve(self.call_async(device, service, method, *args, **kwargs), self._deadline(timeout), device)
 
     def call_async(self, device: str, service: str, method: str, *args: Any, **kwargs: Any):
-        """An ObjectRef; resolve with ``ray.get`` (lets a service fan out to several peers)."""
-        kwargs[FROM] = self._self or CLIENT
+        """Start a call; returns a future (a Ray ObjectRef) for :meth:`wait`."""
+        kwargs[FROM] = self.me
         return self.handle(device).call.remote(service, method, *args, **kwargs)
 
-    def devices(self) -> list[str]:
-        return list(self._config.devices)
+    def wait(self, futures, timeout: float | None = None, devices=None):
+        """Results of futures from :meth:`call_async` (a list, or one future), within ``timeout``
+        (default ``runtime.call_timeout_s``); ``devices`` names the futures' devices for errors."""
+        return resolve(futures, self._deadline(timeout), devices)
+
+    def devices(self) -> list[DeviceInfo]:
+        return device_infos(self.config)
+
+    def place(self, service: str, devices: str | Sequence[str] = "all", **options: Any) -> None:
+        """Place a registered service on devices at run time ("all", "role:<role>", names).
+
+        Placements from the configuration come back when Ray restarts a device; run-time
+        placements do not (put lasting ones in the config).
+        """
+        sel = devices if isinstance(devices, str) else list(devices)
+        names = _select(sel, self.config.devices, "place.devices")
+        resolve([self.handle(n).place.remote(service, options) for n in names], self._deadline(None), names)
+
+    # -- objects ------------------------------------------------------------------------
+    def owner(self, pool: str, key: str) -> str:
+        p = self.config.pool(pool)
+        return routing.owner(key, p.members, p.policy)
+
+    def put(self, pool: str, key: str, tables, codec: str = "none", threads: int | None = None,
+            timeout: float | None = None) -> Entry:
+        """Pack ``tables`` (one or a list) into an object here and store it on the key's owner."""
+        return resolve(self.put_async(pool, key, tables, codec, threads), self._deadline(timeout),
+                       self.owner(pool, key))
+
+    def put_async(self, pool: str, key: str, tables, codec: str = "none", threads: int | None = None):
+        buf = tables if isinstance(tables, pa.Buffer) else pack_tables(tables, codec, threads)
+        return self.handle(self.owner(pool, key)).put.remote(pool, key, buf, "none", self.me)
+
+    def get_object(self, pool: str, key: str, timeout: float | None = None) -> pa.Buffer:
+        """The packed object (zero-copy view of what the device sent)."""
+        dev = self.owner(pool, key)
+        return resolve(self.handle(dev).get.remote(pool, key, None, self.me), self._deadline(timeout), dev)
+
+    def get(self, pool: str, key: str, verify: bool = True, timeout: float | None = None) -> list[pa.Table]:
+        return codec.unpack(self.get_object(pool, key, timeout), verify=verify)
+
+
+def pack_tables(tables, codec_name: str, threads: int | None) -> pa.Buffer:
+    if isinstance(tables, (pa.Table, pa.RecordBatch)):
+        tables = [tables]
+    return codec.pack(list(tables), codec_name, threads=threads)
 
 
 def _own(buf) -> pa.Buffer:
@@ -165,22 +233,22 @@ class DeviceActor:
         return out
 
     # -- object service with the link in the path ----------------------------------------
-    def put(self, pool: str, key: str, obj: Any, codec_name: str = "none"):
+    def put(self, pool: str, key: str, obj: Any, codec_name: str = "none", src: str = CLIENT):
         self.calls += 1
-        self._in(payload_bytes(obj))
+        self._in(payload_bytes(obj), src)
         if isinstance(obj, pa.Buffer):
             with self._cpu:
                 obj = _own(obj)
         return self.host.call("objects", "put", pool, key, obj, codec_name)
 
-    def get(self, pool: str, key: str, bulk_bytes: int | None = None) -> pa.Buffer | int:
+    def get(self, pool: str, key: str, bulk_bytes: int | None = None, dst: str = CLIENT) -> pa.Buffer | int:
         """The object over Ray; or, when it is at least ``bulk_bytes``, only its size (the
         client then fetches it from this device's Flight endpoint)."""
         self.calls += 1
         buf = self.host.call("objects", "get", pool, key)
         if bulk_bytes is not None and buf.size >= bulk_bytes:
             return buf.size
-        self._out(buf.size)
+        self._out(buf.size, dst)
         return buf
 
     def _store_batch(self, pool: str, key: str, data: Any, codec_name: str = "none") -> tuple:

@@ -9,52 +9,24 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import pyarrow as pa
 import ray
 
-from colony import codec
 from colony.config import ColonyConfig
-from colony.config.schema import resolve as resolve_config
-from colony.errors import ColonyError, RuntimeFailure, UnknownDevice
+from colony.config.schema import _select, resolve as resolve_config
+from colony.errors import RuntimeFailure, UnknownDevice
 from colony.runtime import auth
-from colony.runtime.actor import CLIENT, FROM, DeviceActor, actor_name
-from colony.runtime.deadline import resolve
-from colony.runtime.emulation import label
-from colony.store import Entry, routing
+from colony.runtime.tempdir import use_temp_dir
+from colony.runtime.actor import DeviceActor, RayPeers, actor_name, pack_tables
+from colony.runtime.futures import resolve
+from colony.store import Entry
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TEMP_ENV = "COLONY_RAY_TEMP_DIR"
 READY_TIMEOUT_S = 180.0
-
-
-@dataclass(frozen=True)
-class DeviceInfo:
-    """What a client knows about a device (from the configuration, not from measurements)."""
-
-    name: str
-    role: str
-    emulated: bool
-    profile: str
-    threads: int
-    memory: int
-    disk: int
-    link_gbps: float | None
-    resources: Mapping[str, float]
-    pools: tuple[str, ...]
-    services: tuple[str, ...]
-
-    @property
-    def label(self) -> str:
-        return label(self.emulated, self.profile)
-
-
-def _resolve(refs, timeout: float | None = None, devices=None):
-    """ray.get with Colony's errors (see :func:`colony.runtime.deadline.resolve`)."""
-    return resolve(refs, devices, timeout)
 
 
 def _device_resources(config: ColonyConfig) -> dict[str, float]:
@@ -72,14 +44,14 @@ def ray_start_line(config: ColonyConfig, device: str, head_address: str = "<head
     return f"RAY_AUTH_MODE=token ray start --address={head_address} --resources='{res}'"
 
 
-class Colony:
+class Colony(RayPeers):
     """A handle on a running colony. Use :func:`connect` to make one."""
 
     def __init__(self, config: ColonyConfig | Mapping | str | os.PathLike | None = None,
                  address: str | None = None, *, temp_dir: str | None = None, detached: bool = False,
                  object_store_memory: int | None = None, num_cpus: int | None = None,
                  create: bool = True) -> None:
-        self.config = resolve_config(config)
+        super().__init__(resolve_config(config))
         self._create = create
         rt = self.config.runtime
         self.auth_mode = auth.enable(rt.auth)
@@ -103,7 +75,6 @@ class Colony:
                 object_store_memory=object_store_memory or rt.object_store_memory,
                 include_dashboard=False, namespace=self.config.namespace, log_to_driver=False)
             if tmp:
-                from colony.runtime.cluster import use_temp_dir
                 use_temp_dir(tmp)
                 kw["_temp_dir"] = tmp
             try:
@@ -155,7 +126,7 @@ class Colony:
             self._actors[name] = handle
         try:
             names = list(self._actors)
-            _resolve([self._actors[n].ping.remote() for n in names], READY_TIMEOUT_S, names)
+            resolve([self._actors[n].ping.remote() for n in names], READY_TIMEOUT_S, names)
         except Exception:
             self._kill(self._created)
             raise
@@ -163,15 +134,6 @@ class Colony:
             log.info("attached to running devices %s", sorted(existing))
 
     # -- devices ------------------------------------------------------------------------
-    @property
-    def devices(self) -> list[DeviceInfo]:
-        c = self.config
-        return [DeviceInfo(name=d.name, role=d.role, emulated=d.emulated, profile=d.profile, threads=d.threads,
-                           memory=d.memory, disk=d.disk, link_gbps=d.link_gbps, resources=dict(d.resources),
-                           pools=tuple(c.device_pools(d.name)),
-                           services=tuple(["objects", *c.device_services(d.name)]))
-                for d in c.devices.values()]
-
     def actor(self, device: str):
         try:
             return self._actors[device]
@@ -179,92 +141,53 @@ class Colony:
             raise UnknownDevice(f"unknown device {device!r}; devices in colony {self.config.name!r}: "
                                 f"{sorted(self._actors)}") from None
 
-    # -- services -----------------------------------------------------------------------
-    def _deadline(self, timeout: float | None) -> float:
-        return self.config.runtime.call_timeout_s if timeout is None else timeout
+    handle = actor   # the Colony interface reaches devices through the actors this client holds
 
-    def call(self, device: str, service: str, method: str, *args: Any, timeout: float | None = None,
-             **kwargs: Any) -> Any:
-        """Call an endpoint of a service placed on ``device`` and wait for its result, at most
-        ``timeout`` seconds (default ``runtime.call_timeout_s``): a hung device raises
-        :class:`DeadlineExceeded`, a dead one :class:`DeviceLost`, both naming it."""
-        return _resolve(self.call_async(device, service, method, *args, **kwargs), self._deadline(timeout),
-                        device)
-
-    def call_async(self, device: str, service: str, method: str, *args: Any, **kwargs: Any):
-        """Start a call; returns a future (a Ray ObjectRef) for :meth:`wait`."""
-        kwargs[FROM] = CLIENT
-        return self.actor(device).call.remote(service, method, *args, **kwargs)
-
-    def wait(self, futures, timeout: float | None = None, devices=None):
-        """Results of futures from :meth:`call_async` (a list, or one future), within ``timeout``
-        (default ``runtime.call_timeout_s``); ``devices`` names the futures' devices for errors."""
-        return _resolve(futures, self._deadline(timeout), devices)
-
-    def place(self, service: str, devices: str | list[str] = "all", **options: Any) -> None:
-        """Place a registered service on devices at run time ("all", "role:<role>", names).
-
-        Placements from the configuration come back when Ray restarts a device; run-time
-        placements do not (put lasting ones in the config).
-        """
-        from colony.config.schema import _select
-        names = _select(devices, self.config.devices, "place.devices")
-        _resolve([self.actor(n).place.remote(service, options) for n in names], self._deadline(None), names)
-        self._placed.setdefault(service, set()).update(names)
+    def place(self, service: str, devices: str | Sequence[str] = "all", **options: Any) -> None:
+        super().place(service, devices, **options)
+        sel = devices if isinstance(devices, str) else list(devices)
+        self._placed.setdefault(service, set()).update(_select(sel, self.config.devices, "place.devices"))
 
     # -- objects ---------------------------------------------------------------------------
-    def owner(self, pool: str, key: str) -> str:
-        p = self.config.pool(pool)
-        return routing.owner(key, p.members, p.policy)
-
     def put(self, pool: str, key: str, tables, codec: str = "none", threads: int | None = None,
             timeout: float | None = None) -> Entry:
         """Pack ``tables`` (one or a list) into an object here and store it on the key's owner
         (bulk objects over the device's Flight endpoint, small ones over Ray)."""
-        dev = self.owner(pool, key)
-        buf = tables if isinstance(tables, pa.Buffer) else _pack(tables, codec, threads)
+        buf = tables if isinstance(tables, pa.Buffer) else pack_tables(tables, codec, threads)
         if self.transfers.bulk(buf.size):
-            return self.transfers.put_object(dev, pool, key, buf)
-        return _resolve(self.actor(dev).put.remote(pool, key, buf), self._deadline(timeout), dev)
-
-    def put_async(self, pool: str, key: str, tables, codec: str = "none"):
-        dev = self.owner(pool, key)
-        buf = tables if isinstance(tables, pa.Buffer) else _pack(tables, codec, None)
-        return self.actor(dev).put.remote(pool, key, buf)
+            return self.transfers.put_object(self.owner(pool, key), pool, key, buf)
+        return super().put(pool, key, buf, timeout=timeout)
 
     def get_object(self, pool: str, key: str, timeout: float | None = None) -> pa.Buffer:
         """The packed object (zero-copy view of what the device sent): small objects over Ray,
         bulk ones over Flight (the device's answer says which)."""
         dev = self.owner(pool, key)
-        got = _resolve(self.actor(dev).get.remote(pool, key, self.transfers.bulk_bytes), self._deadline(timeout), dev)
+        got = resolve(self.actor(dev).get.remote(pool, key, self.transfers.bulk_bytes), self._deadline(timeout), dev)
         return self.transfers.get_object(dev, pool, key) if isinstance(got, int) else got
-
-    def get(self, pool: str, key: str, verify: bool = True, timeout: float | None = None) -> list[pa.Table]:
-        return codec.unpack(self.get_object(pool, key, timeout), verify=verify)
 
     def list(self, pool: str, prefix: str = "", timeout: float | None = None) -> list[str]:
         p = self.config.pool(pool)
-        parts = _resolve([self.actor(m).call.remote("objects", "list", pool, prefix) for m in p.members],
-                         self._deadline(timeout), list(p.members))
+        parts = resolve([self.actor(m).call.remote("objects", "list", pool, prefix) for m in p.members],
+                        self._deadline(timeout), list(p.members))
         return sorted(k for part in parts for k in part)
 
     def entries(self, pool: str, prefix: str = "", timeout: float | None = None) -> list[Entry]:
         p = self.config.pool(pool)
-        parts = _resolve([self.actor(m).call.remote("objects", "entries", pool, prefix) for m in p.members],
-                         self._deadline(timeout), list(p.members))
+        parts = resolve([self.actor(m).call.remote("objects", "entries", pool, prefix) for m in p.members],
+                        self._deadline(timeout), list(p.members))
         return sorted((e for part in parts for e in part), key=lambda e: e.key)
 
     def drop(self, pool: str, key: str, timeout: float | None = None) -> None:
         dev = self.owner(pool, key)
-        _resolve(self.actor(dev).call.remote("objects", "drop", pool, key), self._deadline(timeout), dev)
+        resolve(self.actor(dev).call.remote("objects", "drop", pool, key), self._deadline(timeout), dev)
 
     def set_link(self, device: str, gbps: float | None) -> None:
         """Pace ``device``'s links at ``gbps`` Gbit/s from now on (None: unpaced)."""
-        _resolve(self.actor(device).set_link.remote(gbps), self._deadline(None), device)
+        resolve(self.actor(device).set_link.remote(gbps), self._deadline(None), device)
 
     def set_budget(self, device: str, memory: int | None = None, disk: int | None = None) -> dict:
         """Change ``device``'s memory/disk budgets from now on (bytes); returns its store info."""
-        return _resolve(self.actor(device).set_budget.remote(memory, disk), self._deadline(None), device)
+        return resolve(self.actor(device).set_budget.remote(memory, disk), self._deadline(None), device)
 
     def info(self, device: str) -> dict:
         return self.call(device, "objects", "info")
@@ -272,12 +195,12 @@ class Colony:
     def status(self) -> list[dict]:
         """Per device: role, emulation, memory, objects, load (from the device actors)."""
         names = list(self._actors)
-        return _resolve([self._actors[n].status.remote() for n in names], 60, names)
+        return resolve([self._actors[n].status.remote() for n in names], 60, names)
 
     def links(self) -> list[dict]:
         """Every link's counters (bytes, transfers, busy seconds per direction), from the devices."""
         names = list(self._actors)
-        return [ln for part in _resolve([self._actors[n].link_stats.remote() for n in names], 60, names)
+        return [ln for part in resolve([self._actors[n].link_stats.remote() for n in names], 60, names)
                 for ln in part]
 
     # -- injection ---------------------------------------------------------------------------
@@ -330,12 +253,6 @@ class Colony:
 
     def __exit__(self, *exc) -> None:
         self.shutdown()
-
-
-def _pack(tables, codec_name: str, threads: int | None) -> pa.Buffer:
-    if isinstance(tables, (pa.Table, pa.RecordBatch)):
-        tables = [tables]
-    return codec.pack(list(tables), codec_name, threads=threads)
 
 
 def _same_cluster(address: str) -> bool:

@@ -36,7 +36,7 @@ import ray
 
 from colony import codec as _codec
 from colony.errors import ColonyError, DeadlineExceeded, DeviceFull, ObjectTooLarge
-from colony.runtime.deadline import resolve
+from colony.runtime.futures import resolve
 from colony.store import Entry
 
 
@@ -221,9 +221,9 @@ def inject_async(colony, data, device: str | None = None, pool: str = "inject", 
         ref = ray.put(payload if place == "host" else table)
         on_sent()
         if place == "none":
-            resolve(colony.actor(dev).echo.remote(ref), dev, call_timeout)
+            resolve(colony.actor(dev).echo.remote(ref), call_timeout, dev)
             return None, 0.0
-        return resolve(colony.actor(dev).ingest.remote(pool, key, ref, "none"), dev, call_timeout)
+        return resolve(colony.actor(dev).ingest.remote(pool, key, ref, "none"), call_timeout, dev)
 
     def send(dev: str, key: str, table: pa.Table, payload, nbytes: int, on_sent) -> None:
         waited = 0.0

@@ -19,7 +19,7 @@ import pyarrow.flight as fl
 
 from colony.errors import DeviceLost, ObjectTooLarge
 from colony.runtime import auth
-from colony.runtime.deadline import resolve
+from colony.runtime.futures import resolve
 from colony.runtime.flight import MESSAGE_BYTES, FlightClients, blob_table, table_blob
 from colony.store import Entry
 
@@ -41,8 +41,8 @@ class Transfers:
     def location(self, device: str) -> str:
         loc = self._where.get(device)
         if loc is None:
-            loc = resolve(self.colony.actor(device).flight_location.remote(), device,
-                          self.colony.config.runtime.call_timeout_s)
+            loc = resolve(self.colony.actor(device).flight_location.remote(),
+                          self.colony.config.runtime.call_timeout_s, device)
             with self._lock:
                 self._where[device] = loc
         return loc

@@ -64,7 +64,8 @@ class SiftService(Service):
         workdir (needed to survive a restart; costs a local disk write per object).
         """
         if members is None:
-            members = self.ctx.peers.devices() if self.ctx.peers is not None else [self.ctx.name]
+            peers = self.ctx.peers
+            members = [d.name for d in peers.devices()] if peers is not None else [self.ctx.name]
         plan = SiftPlan(k=int(k), n_bins=int(n_bins or len(members)), members=tuple(members), routing=routing)
         if not _RUN.match(run):
             raise SiftError(f"run name {run!r} may only use letters, digits, '_' and '-'")
