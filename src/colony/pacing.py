@@ -187,6 +187,17 @@ class Link:
                 self._late[lane] = min(self.MAX_CREDIT_S, max(0.0, late))
         return wait
 
+    @property
+    def waited_s(self) -> float:
+        """Seconds transfers were held back by pacing, both directions."""
+        with self._lock:
+            return sum(c["waited_s"] for c in self.counts.values())
+
+    @property
+    def bytes(self) -> int:
+        with self._lock:
+            return sum(c["bytes"] for c in self.counts.values())
+
     def stats(self) -> dict:
         with self._lock:
             return {"link": self.name, "gbps": self.model.gbit_per_s, "latency_s": self.model.latency_s,

@@ -28,7 +28,8 @@ import ray
 from colony import codec
 from colony.config import ColonyConfig
 from colony.config.schema import _select
-from colony.pacing import Link, LinkModel, payload_bytes
+from colony.pacing import payload_bytes
+from colony.runtime.links import CLIENT, Links
 from colony.services.base import DeviceContext
 from colony.runtime.futures import resolve
 from colony.services.host import DeviceHost
@@ -49,7 +50,6 @@ def device_infos(config: ColonyConfig) -> list[DeviceInfo]:
             for d in config.devices.values()]
 
 
-CLIENT = "client"     # the link end of whoever drives the colony (a producer, a query client)
 FROM = "_colony_from"  # keyword a device call carries: who is calling (for the link it crosses)
 
 
@@ -181,8 +181,7 @@ class DeviceActor:
                             disk_budget=spec.disk, threads=spec.threads)
         for pool in config.device_pools(device):
             store.create_pool(pool, durable=config.pool(pool).durable)
-        self.links: dict[str, Link] = {}
-        self._links_lock = threading.Lock()
+        self.links = Links(config, device)
         # the runtime's own CPU work on this device (packing injected batches, copying puts)
         # runs on at most `threads` threads, however many calls the actor serves at once
         self._cpu = threading.BoundedSemaphore(spec.threads)
@@ -197,40 +196,18 @@ class DeviceActor:
         self.flight = DeviceFlight(self, ray.util.get_node_ip_address(), auth.token())
 
     # -- links: the one place this device's bytes are paced and counted ---------------------
-    def _model(self, peer: str) -> LinkModel:
-        """The link to ``peer``: this device's rate, or the slower of two devices' rates."""
-        rates = [self.spec.link_gbps]
-        if peer in self.config.devices:
-            rates.append(self.config.devices[peer].link_gbps)
-        rates = [r for r in rates if r]
-        if not rates:
-            return LinkModel()
-        return LinkModel.gbps(min(rates), latency_s=self.config.runtime.link_latency_s)
-
-    def link(self, peer: str) -> Link:
-        ln = self.links.get(peer)
-        if ln is None:
-            with self._links_lock:
-                ln = self.links.get(peer)
-                if ln is None:
-                    ln = self.links[peer] = Link(peer, self.spec.name, self._model(peer))
-        return ln
-
     def _in(self, nbytes: int, peer: str = CLIENT, seconds: float | None = None) -> None:
-        self.link(peer).transfer(nbytes, peer, self.spec.name, seconds)
+        self.links.into(nbytes, peer, seconds)
 
     def _out(self, nbytes: int, peer: str = CLIENT, seconds: float | None = None) -> None:
-        self.link(peer).transfer(nbytes, self.spec.name, peer, seconds)
+        self.links.out(nbytes, peer, seconds)
 
     # -- generic dispatch -------------------------------------------------------------
     def call(self, service: str, method: str, *args: Any, **kwargs: Any) -> Any:
         """A service call: its arguments cross the caller's link in, its result out."""
         peer = kwargs.pop(FROM, CLIENT)
         self.calls += 1
-        self._in(payload_bytes(args) + payload_bytes(kwargs), peer)
-        out = self.host.call(service, method, *args, **kwargs)
-        self._out(payload_bytes(out), peer)
-        return out
+        return self.links.call(peer, lambda *a, **k: self.host.call(service, method, *a, **k), args, kwargs)
 
     # -- object service with the link in the path ----------------------------------------
     def put(self, pool: str, key: str, obj: Any, codec_name: str = "none", src: str = CLIENT):
@@ -368,13 +345,10 @@ class DeviceActor:
 
     def set_link(self, gbps: float | None) -> None:
         """Change (or remove, with None) this device's link rate at run time (experiments)."""
-        self.spec = replace(self.spec, link_gbps=gbps or None)
-        with self._links_lock:
-            for peer, ln in self.links.items():
-                ln.set_model(self._model(peer))
+        self.links.set_gbps(gbps)
 
     def link_stats(self) -> list[dict]:
-        return [ln.stats() for ln in list(self.links.values())]
+        return self.links.stats()
 
     def set_budget(self, memory: int | None = None, disk: int | None = None) -> dict:
         """Change the store's memory/disk budgets at run time (experiments, back-pressure tests).
