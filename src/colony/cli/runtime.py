@@ -214,11 +214,35 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                                                    help="where the JSON goes"),
                      sizes: str = typer.Option("1M,4M,16M,64M", help="particle counts, e.g. 1M,4M,16M,64M"),
                      nodes: int = typer.Option(3, help="Ray nodes of the multi-node colony (>= 3)"),
-                     repeats: int = typer.Option(2, help="runs per size (best is reported)"),
+                     repeats: int = typer.Option(3, help="warm runs per size after the cold one"),
                      temp_dir: str = typer.Option("/tmp/ray-colony-bench", help="Ray temp dir")):
         """Host->device injection GB/s, embedded vs multi-node, beside memcpy and IPC serialization."""
         from colony.bench.inject import run_cli
         run_cli(json_out=json_out, sizes=sizes, nodes=nodes, repeats=repeats, temp_dir=temp_dir)
+
+    @bench_app.command("transfer")
+    def bench_transfer(json_out: Path = typer.Option(Path("bench/results/transfer.json"), "--json",
+                                                     help="where the JSON goes"),
+                       repeats: int = typer.Option(5, help="transfers per size and path (min/median/max)"),
+                       inflight: int = typer.Option(4, help="concurrent transfers in the throughput runs"),
+                       temp_dir: str = typer.Option("/tmp/ray-colony-bench", help="Ray temp dir")):
+        """Bulk transport: Ray's object store vs Arrow Flight vs memcpy, 4 KiB..256 MiB, 3-node colony."""
+        from colony.bench.common import write_json
+        from colony.bench.transfer import run, table
+        result = run(repeats=repeats, inflight=inflight, temp_dir=temp_dir)
+        _console().print(table(result))
+        write_json(json_out, result)
+
+    @bench_app.command("pacing")
+    def bench_pacing(json_out: Path = typer.Option(Path("bench/results/pacing.json"), "--json",
+                                                   help="where the JSON goes"),
+                     temp_dir: str = typer.Option("/tmp/ray-colony-bench", help="Ray temp dir")):
+        """Pacing accuracy: achieved vs configured rate at 0.1/1/10 Gbit/s for every traffic kind."""
+        from colony.bench.common import write_json
+        from colony.bench.pacing import run, table
+        result = run(temp_dir=temp_dir)
+        _console().print(table(result))
+        write_json(json_out, result)
 
 
 def _alive(pid) -> bool:
