@@ -1,12 +1,10 @@
-"""A token bucket that paces a link to a configured rate (pure; no Ray).
+"""Links: the one model of how bytes cross between the client, the host and devices (pure).
 
-The runtime uses it to emulate a slower host<->device link: every transfer over an
-emulated device's link first takes ``nbytes`` tokens, so throughput over any window
-longer than ``burst / rate`` cannot exceed the rate. Services can reuse it to pace
-device-to-device transfers. Reservations may run into debt, so one call for a large
-transfer waits exactly ``n / rate`` after the burst is spent, and concurrent callers
-are served in arrival order. A bucket with rate ``None`` is an unpaced link: it never
-waits and only counts bytes, so callers need no special case for "no pacing".
+A :class:`LinkModel` says what a link is (rate, latency, duplex, burst); a :class:`Link`
+paces transfers to it when it has a rate and counts them always (bytes, transfers, busy
+and waited seconds, per direction). The runtime charges every byte it moves on one
+(``colony.runtime.links``); nearstore's device-to-device and host links are Links too.
+:func:`gbps_to_Bps` is the one Gbit/s conversion.
 """
 
 from __future__ import annotations
@@ -15,58 +13,6 @@ import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
-
-
-class TokenBucket:
-    """``rate`` bytes per second (None: unpaced) with a bucket of ``burst`` bytes (default: 10 ms of rate)."""
-
-    def __init__(self, rate: float | None, burst: float | None = None, *,
-                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
-        if rate is not None and not rate > 0:
-            raise ValueError(f"token bucket rate must be > 0 bytes/s (None = unpaced), got {rate!r}")
-        self.rate = None if rate is None else float(rate)
-        self.burst = float(burst) if burst is not None else (self.rate or 0.0) * 0.01
-        if self.rate is not None and self.burst <= 0:
-            raise ValueError(f"token bucket burst must be > 0 bytes, got {burst!r}")
-        self._clock = clock
-        self._sleep = sleep
-        self._tokens = self.burst
-        self._last = clock()
-        self._lock = threading.Lock()
-        self.waited = 0.0       # total seconds callers were held back (for reports)
-        self.bytes = 0          # total bytes that passed
-
-    @classmethod
-    def gbps(cls, gbit_per_s: float | None, **kw) -> "TokenBucket":
-        """A bucket for a link of ``gbit_per_s`` Gbit/s (None: unpaced)."""
-        return cls(gbps_to_Bps(gbit_per_s), **kw)
-
-    @property
-    def paced(self) -> bool:
-        return self.rate is not None
-
-    def reserve(self, n: int) -> float:
-        """Take ``n`` tokens now and return how long the caller must wait before sending."""
-        if n < 0:
-            raise ValueError("cannot reserve a negative number of bytes")
-        with self._lock:
-            self.bytes += n
-            if self.rate is None:
-                return 0.0
-            now = self._clock()
-            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
-            self._last = now
-            self._tokens -= n
-            wait = -self._tokens / self.rate if self._tokens < 0 else 0.0
-            self.waited += wait
-            return wait
-
-    def consume(self, n: int) -> float:
-        """Block until ``n`` bytes may pass; returns the seconds waited."""
-        wait = self.reserve(n)
-        if wait > 0:
-            self._sleep(wait)
-        return wait
 
 
 def gbps_to_Bps(gbit_per_s: float | None) -> float | None:
@@ -111,13 +57,14 @@ class Link:
     client, the host and devices is charged here by the endpoint that sends or receives it.
     Each direction keeps a virtual finish time: a transfer starts when the bytes queued
     before it have drained, so concurrent senders share the rate in arrival order. A
-    sleep that overshoots is credited to the transfer that follows right after it, so a
-    stream of bulk transfers achieves the configured rate, while a lone small call is
-    still charged latency + size / rate.
+    transfer that arrives at most 50 ms after the previous one finished continues a stream:
+    the time since then was its own transport time (and any oversleep), which a real link
+    overlaps with its own, so a stream takes max(transport, size / rate) per transfer and
+    achieves the configured rate (or the transport's, when that is slower). A lone call on
+    an idle link waits latency + size / rate in full; ``busy_s`` always records that charge.
     """
 
-    MAX_CREDIT_S = 0.005   # at most this much oversleep is credited
-    GAP_S = 0.0005         # the caller's own time between two back-to-back transfers
+    STREAM_GAP_S = 0.05    # a transfer this soon after the previous one finished continues its stream
 
     def __init__(self, a: str, b: str, model: LinkModel, *, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep) -> None:
@@ -141,10 +88,8 @@ class Link:
             raise ValueError(f"link rate must be > 0 bytes/s (None = unpaced), got {model.rate!r}")
         with self._lock:
             self.model = model
-            now = self._clock()
             lanes = self.directions if model.duplex else ("shared",)
-            self._finish = {d: now for d in lanes}
-            self._late = {d: 0.0 for d in lanes}
+            self._finish = {d: float("-inf") for d in lanes}   # idle: no stream to continue
 
     def _lane(self, d: str) -> str:
         return d if self.model.duplex else "shared"
@@ -165,8 +110,10 @@ class Link:
             if m.rate is not None:
                 now = self._clock()
                 fin = self._finish[lane]
-                if fin < now <= fin + self._late[lane] + self.GAP_S:
-                    start = fin                       # right behind the previous transfer: credit its overshoot
+                if fin < now <= fin + self.STREAM_GAP_S:
+                    # a stream: the time since the previous transfer finished was this one's own
+                    # transport time, which a real link overlaps with its own (up to size / rate)
+                    start = max(fin, now - n / m.rate)
                 else:
                     start = max(fin, now - m.burst / m.rate)
                 target = start + n / m.rate
@@ -182,9 +129,6 @@ class Link:
             c["waited_s"] += wait
         if wait > 0:
             self._sleep(wait)
-            late = self._clock() - (target + m.latency_s)
-            with self._lock:
-                self._late[lane] = min(self.MAX_CREDIT_S, max(0.0, late))
         return wait
 
     @property
