@@ -87,6 +87,22 @@ def status_table(rows: list[dict], title: str):
     return t
 
 
+def links_table(rows: list[dict]):
+    """Every link a device has charged: bytes, transfers and busy seconds per direction."""
+    from rich.table import Table
+    t = Table(title="links (counted by the device at the far end; paced where a rate is set)")
+    for col in ("link", "rate", "direction", "bytes", "transfers", "busy s", "paced wait s"):
+        t.add_column(col, justify="left" if col in ("link", "direction") else "right")
+    for s in rows:
+        for ln in s.get("links", []):
+            rate = f"{ln['gbps']:g} Gbit/s" if ln["gbps"] else "unpaced"
+            for d, c in ln["directions"].items():
+                if c["transfers"]:
+                    t.add_row(ln["link"], rate, d, _human(c["bytes"]), str(c["transfers"]),
+                              f"{c['busy_s']:.3f}", f"{c['waited_s']:.3f}")
+    return t
+
+
 def register(app: typer.Typer, bench_app: typer.Typer) -> None:
     @app.command()
     def up(config: Optional[str] = typer.Argument(None, help="TOML config (default: the embedded 1 host + 4 SmartNICs)"),
@@ -144,6 +160,10 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         rows = colony.status()
         _console().print(status_table(rows, f"colony {colony.config.name!r} at "
                                            f"{address or state['address']} (Ray auth: {colony.auth_mode})"))
+        _console().print(links_table(rows))
+        lost = {s["device"]: s["store"].get("lost") for s in rows if s["store"].get("lost")}
+        if lost:
+            _console().print(f"[red]objects lost at a device restart (memory-only pools):[/red] {lost}")
         if json_out:
             json_out.parent.mkdir(parents=True, exist_ok=True)
             json_out.write_text(json.dumps({"colony": colony.config.name, "devices": rows}, indent=1, default=str))
