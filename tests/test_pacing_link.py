@@ -93,3 +93,8 @@ def test_real_clock_concurrent_senders_share_one_direction():
     took = time.perf_counter() - t0
     assert 0.19 <= took < 0.4                                 # 400 kB at 2 MB/s, shared
     assert ln.stats()["directions"]["a->b"]["bytes"] == 400_000
+
+
+def test_payload_bytes_ignores_metadata_that_merely_has_an_nbytes_field():
+    from colony.store import Entry
+    assert payload_bytes(Entry("p", "k", 4 << 20, 10, "none")) == 0      # an acknowledgement, not data

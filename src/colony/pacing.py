@@ -159,10 +159,12 @@ def payload_bytes(obj: Any) -> int:
         return sum(payload_bytes(v) for v in obj.values())
     if isinstance(obj, (list, tuple)):
         return sum(payload_bytes(v) for v in obj)
+    if type(obj).__module__.split(".")[0] not in ("pyarrow", "numpy"):
+        return 0                                # facts about data (an Entry's nbytes) are not data
     nbytes = getattr(obj, "nbytes", None)      # pa.Table / RecordBatch / Array, numpy arrays
     if isinstance(nbytes, int):
         return nbytes
     size = getattr(obj, "size", None)          # pa.Buffer
-    if isinstance(size, int) and hasattr(obj, "to_pybytes"):
+    if isinstance(size, int):
         return size
     return 0
