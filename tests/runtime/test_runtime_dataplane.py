@@ -28,8 +28,8 @@ def _table(rows: int, seed: int = 0) -> pa.Table:
 
 def test_small_and_bulk_puts_take_their_transport_and_are_counted_on_the_client_link(ray_colony):
     c = ray_colony
-    small, big = _table(1_000, 1), _table(300_000, 2)          # 16 KB (Ray) and 4.8 MB (Flight)
-    assert not c.transfers.bulk(small.nbytes) and c.transfers.bulk(big.nbytes)
+    small, big = _table(100, 1), _table(300_000, 2)            # 1.6 kB (Ray) and 4.8 MB (Flight)
+    assert not c.transfers.bulk(codec.pack(small).size) and c.transfers.bulk(big.nbytes)
     dev_s, dev_b = c.owner("default", "dp/1"), c.owner("default", "dp/2")
     before_s = _dir(c, f"client<->{dev_s}", f"client->{dev_s}")["bytes"]
     before_b = _dir(c, f"client<->{dev_b}", f"client->{dev_b}")["bytes"]

@@ -106,7 +106,7 @@ class RuntimeSpec:
     auth: str = "token"                # Ray token authentication for colonies Colony starts
     call_timeout_s: float = 300.0      # deadline of every call to a device (per-call override: timeout=)
     link_latency_s: float = 0.0        # latency each transfer over a paced link is charged
-    bulk_bytes: int = 1 << 20          # payloads at least this large go over Arrow Flight, smaller over Ray
+    bulk_bytes: int = 4 << 10          # objects at least this large go over Arrow Flight (bench transfer), smaller over Ray
 
 
 @dataclass(frozen=True)

@@ -133,7 +133,7 @@ class RayPeers:
     def get_object(self, pool: str, key: str, timeout: float | None = None) -> pa.Buffer:
         """The packed object (zero-copy view of what the device sent)."""
         dev = self.owner(pool, key)
-        return resolve(self.handle(dev).get.remote(pool, key, None, self.me), self._deadline(timeout), dev)
+        return resolve(self.handle(dev).get.remote(pool, key, self.me), self._deadline(timeout), dev)
 
     def get(self, pool: str, key: str, verify: bool = True, timeout: float | None = None) -> list[pa.Table]:
         return codec.unpack(self.get_object(pool, key, timeout), verify=verify)
@@ -218,13 +218,10 @@ class DeviceActor:
                 obj = _own(obj)
         return self.host.call("objects", "put", pool, key, obj, codec_name)
 
-    def get(self, pool: str, key: str, bulk_bytes: int | None = None, dst: str = CLIENT) -> pa.Buffer | int:
-        """The object over Ray; or, when it is at least ``bulk_bytes``, only its size (the
-        client then fetches it from this device's Flight endpoint)."""
+    def get(self, pool: str, key: str, dst: str = CLIENT) -> pa.Buffer:
+        """The object over Ray (devices among themselves; the client uses Flight DoGet)."""
         self.calls += 1
         buf = self.host.call("objects", "get", pool, key)
-        if bulk_bytes is not None and buf.size >= bulk_bytes:
-            return buf.size
         self._out(buf.size, dst)
         return buf
 

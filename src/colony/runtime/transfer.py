@@ -1,9 +1,10 @@
-"""The client's side of the data plane: which transport carries a payload, by its size.
+"""The client's side of the data plane: which transport carries an object.
 
-Ray carries the control plane and small payloads (below ``runtime.bulk_bytes``); a
-device's Arrow Flight endpoint carries bulk Arrow data (``DoPut`` for put/inject,
-``DoGet`` for get), because it moves large batches between nodes faster than Ray's
-object manager on this machine (``colony bench transfer``, docs/runtime.md). Whatever
+Ray carries the control plane (service calls) and puts below ``runtime.bulk_bytes``
+(4 KiB); a device's Arrow Flight endpoint carries the rest of the Arrow data (``DoPut``
+for put/inject, ``DoGet`` for every get), because a Flight round trip was faster than a
+Ray call at every size measured between nodes of this machine, 4 KiB..256 MiB
+(``colony bench transfer``, docs/runtime.md). Whatever
 the transport, the bytes are paced and counted once, by the device at the other end of
 the link (:class:`colony.pacing.Link` in the device actor), so ``colony status`` and the
 benchmarks see every byte.
