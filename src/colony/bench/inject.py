@@ -117,7 +117,8 @@ def _row(rep) -> dict:
     return {"wall_s": rep.seconds, "gbps": rep.gbps, "convert_s": rep.convert_s,
             "host_serialize_s": rep.serialize_s, "device_serialize_s": rep.device_pack_s,
             "transfer_s": rep.transfer_s, "handoff_s": rep.put_s, "host_cpu_s": rep.host_cpu_s,
-            "host_init_s": rep.host_s, "batches": rep.batches, "codec": rep.codec, "serialize": rep.serialize}
+            "host_init_s": rep.host_s, "batches": rep.batches, "codec": rep.codec, "serialize": rep.serialize,
+            "transports": rep.transports}
 
 
 def worker(kind: str, sizes: list[int], repeats: int, nodes: int, temp_dir: str, out: str) -> None:

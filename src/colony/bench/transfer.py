@@ -8,7 +8,9 @@ another node, so bytes cross object stores / sockets), for Arrow batches of 64 K
 - ``flight_put``: ``DoPut`` of the same table to the device's Flight endpoint, host -> device;
 - ``ray_get``: the device returns ``n`` bytes over Ray (``DeviceActor.send``), device -> host;
 - ``flight_get``: ``DoGet`` of ``n`` bytes from the device's Flight endpoint, device -> host;
-- ``memcpy``: copying the same bytes in this process (the bound of any local transport).
+- ``memcpy``: copying the same bytes in this process (the bound of any local transport);
+- ``ray_put_same_node`` / ``flight_put_same_node``: the same puts to ``host0``, on the
+  client's own node (Ray passes objects through shared memory there, Flight through a socket).
 
 One transfer at a time (latency of a lone request, what a small call sees) and, for
 sizes >= 1 MiB, 4 in flight (throughput). Times are min / median / max of ``repeats``.
@@ -32,7 +34,7 @@ import numpy as np
 import pyarrow as pa
 
 SIZES = [4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20]
-PATHS = ("ray_put", "flight_put", "ray_get", "flight_get", "memcpy")
+PATHS = ("ray_put", "flight_put", "ray_get", "flight_get", "memcpy", "ray_put_same_node", "flight_put_same_node")
 
 
 def make_table(nbytes: int) -> pa.Table:
@@ -70,9 +72,11 @@ def worker(sizes: list[int], repeats: int, inflight: int, temp_dir: str, out: st
     with local_cluster(cfg, nodes=3, temp_dir=temp_dir, object_store_memory=1 << 30, num_cpus=1) as colony:
         device = "nic0"
         actor = colony.actor(device)
+        local = colony.actor("host0")                          # on the client's own node
         tr = colony.transfers
         st = {s["device"]: s for s in colony.status()}
         crosses = st[device]["node_id"] != ray.get_runtime_context().get_node_id()
+        same = st["host0"]["node_id"] == ray.get_runtime_context().get_node_id()
         pool = ThreadPoolExecutor(inflight)
         for n in sizes:
             table = make_table(n)
@@ -91,13 +95,16 @@ def worker(sizes: list[int], repeats: int, inflight: int, temp_dir: str, out: st
                 "ray_get": lambda: ray.get(actor.send.remote(nb)),
                 "flight_get": lambda: tr.blob(device, nb),
                 "memcpy": memcpy,
+                "ray_put_same_node": lambda: ray.get(local.echo.remote(ray.put(table))),
+                "flight_put_same_node": lambda: tr.echo("host0", table),
             }
             reps = repeats if n <= (16 << 20) else max(3, repeats // 2)
             row = {"bytes": nb, "single": {}, "inflight": {}}
             for name, fn in paths.items():
                 row["single"][name] = _spread(_timed(fn, reps), nb)
             if n >= (1 << 20):
-                for name in ("ray_put", "flight_put", "ray_get", "flight_get"):
+                for name in ("ray_put", "flight_put", "ray_get", "flight_get", "ray_put_same_node",
+                             "flight_put_same_node"):
                     fn = paths[name]
                     k = max(inflight, min(32, (256 << 20) // n))   # move >= 256 MiB (or 4 batches) per run
 
@@ -106,13 +113,16 @@ def worker(sizes: list[int], repeats: int, inflight: int, temp_dir: str, out: st
                     ts = _timed(many, max(3, reps // 2))
                     row["inflight"][name] = _spread(ts, nb * k) | {"batches": k, "inflight": inflight}
             best_put = max(("ray_put", "flight_put"), key=lambda p: row["single"][p]["gbps_median"])
+            row["winner_put_same_node"] = max(("ray_put_same_node", "flight_put_same_node"),
+                                              key=lambda p: row["single"][p]["gbps_median"])
             best_get = max(("ray_get", "flight_get"), key=lambda p: row["single"][p]["gbps_median"])
             row["winner_put"], row["winner_get"] = best_put, best_get
             rows.append(row)
             print(f"{nb >> 10} KiB: " + ", ".join(f"{p} {row['single'][p]['gbps_median']:.2f}" for p in PATHS),
                   file=sys.stderr, flush=True)
         links = colony.links()
-        result = {"device": device, "device_on_other_node": crosses, "rows": rows, "auth": colony.auth_mode,
+        result = {"device": device, "device_on_other_node": crosses, "same_node_device": "host0",
+                  "same_node_device_on_client_node": same, "rows": rows, "auth": colony.auth_mode,
                   "links": links}
     Path(out).write_text(json.dumps(result))
 

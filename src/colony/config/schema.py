@@ -107,6 +107,7 @@ class RuntimeSpec:
     call_timeout_s: float = 300.0      # deadline of every call to a device (per-call override: timeout=)
     link_latency_s: float = 0.0        # latency each transfer over a paced link is charged
     bulk_bytes: int = 4 << 10          # objects at least this large go over Arrow Flight (bench transfer), smaller over Ray
+    same_node_ray_bytes: int = 1 << 20  # ... except to a device on the client's node: from here up, Ray's shared memory
 
 
 @dataclass(frozen=True)
@@ -349,7 +350,9 @@ def _build(data: Mapping[str, Any], source: str) -> ColonyConfig:
         call_timeout_s=_num(rt_in.get("call_timeout_s", d.call_timeout_s), "runtime.call_timeout_s"),
         link_latency_s=0.0 if rt_in.get("link_latency_s", 0) == 0 else
         _num(rt_in["link_latency_s"], "runtime.link_latency_s"),
-        bulk_bytes=parse_size(rt_in.get("bulk_bytes", d.bulk_bytes), "runtime.bulk_bytes"))
+        bulk_bytes=parse_size(rt_in.get("bulk_bytes", d.bulk_bytes), "runtime.bulk_bytes"),
+        same_node_ray_bytes=parse_size(rt_in.get("same_node_ray_bytes", d.same_node_ray_bytes),
+                                       "runtime.same_node_ray_bytes"))
 
     profiles = _profiles(data.get("profiles", {}))
     devs_in = _table(data.get("devices", {}), "devices")

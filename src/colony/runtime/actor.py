@@ -263,6 +263,9 @@ class DeviceActor:
     def flight_location(self) -> str:
         return self.flight.location
 
+    def node_id(self) -> str:
+        return ray.get_runtime_context().get_node_id()
+
     def flight_put(self, cmd: dict, reader) -> dict:
         """DoPut: receive record batches over Flight (each charged on the link as it arrives).
 

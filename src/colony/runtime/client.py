@@ -154,8 +154,9 @@ class Colony(RayPeers):
         """Pack ``tables`` (one or a list) into an object here and store it on the key's owner
         (bulk objects over the device's Flight endpoint, small ones over Ray)."""
         buf = tables if isinstance(tables, pa.Buffer) else pack_tables(tables, codec, threads)
-        if self.transfers.bulk(buf.size):
-            return self.transfers.put_object(self.owner(pool, key), pool, key, buf)
+        dev = self.owner(pool, key)
+        if self.transfers.bulk(buf.size, dev):
+            return self.transfers.put_object(dev, pool, key, buf)
         return super().put(pool, key, buf, timeout=timeout)
 
     def get_object(self, pool: str, key: str, timeout: float | None = None) -> pa.Buffer:

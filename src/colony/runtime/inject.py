@@ -5,7 +5,8 @@ SDMS request): ``done()``, ``wait()``, ``reusable()`` (every byte has left the c
 buffers: they may be reused), ``bytes``, ``host_s`` (time the caller spent initiating
 it). Batches of at least ``runtime.bulk_bytes`` go to the device's Arrow Flight endpoint
 (faster than Ray's object transfer between nodes here; ``colony bench transfer``),
-smaller ones through Ray's object store. Where the bytes are serialized into the
+smaller ones, and large ones to a device on the producer's own node (shared memory),
+through Ray's object store. Where the bytes are serialized into the
 object format is ``serialize`` (the four placements of the Sandia report, fig. 8-5):
 
 - ``inflight`` (default over Flight): the device writes each batch into the object as
@@ -65,6 +66,7 @@ class InjectReport:
     host_s: float = 0.0          # caller's time to initiate the injection (returns before the bytes move)
     host_cpu_s: float = 0.0      # CPU seconds of this process during the injection (all its threads)
     devices: dict[str, int] = field(default_factory=dict)
+    transports: dict[str, int] = field(default_factory=dict)   # batches per transport (flight | ray)
 
     @property
     def gbps(self) -> float:
@@ -111,7 +113,6 @@ def choose_codec(colony, device: str | None, pool: str, requested: str | None) -
 
 
 SERIALIZE = ("inflight", "device", "host", "none")
-CHUNK_ROWS = 1 << 16   # rows per Flight message: the device packs chunk by chunk as they arrive
 
 
 class InjectHandle:
@@ -165,7 +166,8 @@ def inject_async(colony, data, device: str | None = None, pool: str = "inject", 
 
     Keys are ``key_prefix`` + a sequence number (TFT tags), continuing across calls; with
     ``device`` the numbers skip to those the pool routes to that device, so ``get`` finds them.
-    ``transport``: ``auto`` (Flight for batches >= ``runtime.bulk_bytes``), ``flight`` or ``ray``.
+    ``transport``: ``auto`` (Flight for batches >= ``runtime.bulk_bytes``, except large ones to a
+    device on this node: Ray's shared memory), ``flight`` or ``ray``.
     """
     t_call = time.perf_counter()
     cfg = colony.config
@@ -197,12 +199,17 @@ def inject_async(colony, data, device: str | None = None, pool: str = "inject", 
     tr = colony.transfers
     call_timeout = rt.call_timeout_s
 
-    def use_flight(nbytes: int) -> bool:
-        return transport == "flight" or (transport == "auto" and tr.bulk(nbytes))
+    def use_flight(nbytes: int, dev: str) -> bool:
+        return transport == "flight" or (transport == "auto" and tr.bulk(nbytes, dev))
 
     def send_once(dev: str, key: str, table: pa.Table, payload, nbytes: int, on_sent) -> tuple:
-        """One attempt; returns (entry | None, device pack seconds)."""
-        if use_flight(nbytes):
+        """One attempt; returns (entry | None, device pack seconds). Over Ray a batch arrives
+        whole, so ``inflight`` packs as ``device`` does."""
+        flight = use_flight(nbytes, dev)
+        with lock:
+            kind = "flight" if flight else "ray"
+            rep.transports[kind] = rep.transports.get(kind, 0) + 1
+        if flight:
             if place == "none":
                 tr.echo(dev, table)
                 on_sent()
@@ -211,7 +218,7 @@ def inject_async(colony, data, device: str | None = None, pool: str = "inject", 
                 return tr.put_object(dev, pool, key, payload), 0.0
             if place == "inflight":
                 from colony.runtime.flight import _chunks
-                batches = [c for b in table.to_batches(max_chunksize=CHUNK_ROWS) for c in _chunks(b)]
+                batches = [c for b in table.to_batches() for c in _chunks(b)]
                 cmd = {"op": "inflight", "pool": pool, "key": key, "rows": table.num_rows,
                        "ipc_bytes": _codec.stream_size(table.schema, batches)}
                 ack = tr._put(dev, cmd, batches, on_sent)

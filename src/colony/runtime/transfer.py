@@ -31,13 +31,31 @@ class Transfers:
     def __init__(self, colony: Any) -> None:
         self.colony = colony
         self.bulk_bytes = colony.config.runtime.bulk_bytes
+        self.same_node_ray_bytes = colony.config.runtime.same_node_ray_bytes
         self.clients = FlightClients(auth.token())
         self._where: dict[str, str] = {}
+        self._nodes: dict[str, str] = {}
+        import ray
+        self.node_id = ray.get_runtime_context().get_node_id()
         self._lock = threading.Lock()
 
-    def bulk(self, nbytes: int) -> bool:
-        """Whether a payload of ``nbytes`` goes over Flight (else over Ray)."""
-        return nbytes >= self.bulk_bytes
+    def bulk(self, nbytes: int, device: str | None = None) -> bool:
+        """Whether a payload of ``nbytes`` for ``device`` goes over Flight (else over Ray):
+        from ``bulk_bytes`` up, except large ones to a device on this process's own node,
+        which Ray passes through shared memory (``same_node_ray_bytes``; bench transfer)."""
+        if nbytes < self.bulk_bytes:
+            return False
+        return not (device is not None and nbytes >= self.same_node_ray_bytes and self.node(device) == self.node_id)
+
+    def node(self, device: str) -> str:
+        """The Ray node a device's actor runs on (cached; forgotten with its endpoint)."""
+        n = self._nodes.get(device)
+        if n is None:
+            n = resolve(self.colony.actor(device).node_id.remote(), self.colony.config.runtime.call_timeout_s,
+                        device)
+            with self._lock:
+                self._nodes[device] = n
+        return n
 
     def location(self, device: str) -> str:
         loc = self._where.get(device)
@@ -52,6 +70,7 @@ class Transfers:
         """Drop a cached endpoint (a restarted device serves on a new port)."""
         with self._lock:
             self._where.pop(device, None)
+            self._nodes.pop(device, None)
 
     def _retrying(self, device: str, fn):
         """Run ``fn(location)``; an endpoint that refuses connections is looked up again once
