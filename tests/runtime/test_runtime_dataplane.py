@@ -10,7 +10,7 @@ import pyarrow.flight as fl
 import pytest
 
 from colony import codec
-from colony.errors import ObjectTooLarge, RuntimeFailure
+from colony.errors import ObjectTooLarge, UnknownKey, UnknownPool
 
 
 def _links(colony) -> dict:
@@ -124,8 +124,9 @@ def test_flight_put_refusal_is_a_typed_object_too_large(ray_colony):
         c.set_budget("nic2", memory=was["memory_budget"], disk=was["disk_budget"])
 
 
-def test_unknown_key_over_flight_is_typed(ray_colony):
-    with pytest.raises(Exception) as ei:
-        ray_colony.transfers.get_object("nic0", "default", "no/such/key")
-    assert type(ei.value).__name__ in ("UnknownKey", "RuntimeFailure")
-    assert not isinstance(ei.value, fl.FlightError) or isinstance(ei.value, RuntimeFailure)
+def test_a_devices_error_over_flight_comes_back_as_its_colony_type(ray_colony):
+    with pytest.raises(UnknownKey, match="no key 'no/such/4'") as ei:
+        ray_colony.get("default", "no/such/4")                  # a get is one Flight DoGet
+    assert type(ei.value) is UnknownKey
+    with pytest.raises(UnknownPool, match="nopool"):
+        ray_colony.transfers.get_object("nic0", "nopool", "k")

@@ -14,6 +14,7 @@ before any byte is read. The commands are JSON in the descriptor / ticket.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from typing import Any, Callable
 
@@ -170,21 +171,20 @@ def _chunks(batch: pa.RecordBatch):
         yield batch.slice(off, rows)
 
 
+_NAMED = re.compile(r"\b([A-Z][A-Za-z]+): (.*?)(?:\. Detail:|\. gRPC client debug context:|$)", re.S)
+
+
 def _unwrap(e: Exception, location: str) -> Exception:
-    """Re-raise a device's Colony error (named in the Flight message) as its own type."""
+    """Re-raise a device's Colony error (its type name leads the Flight message) as itself."""
     import colony.errors as errors
-    from colony.store import objects as store_objects
     msg = str(e)
-    for name_msg in msg.split("\n"):
-        if ": " in name_msg:
-            name, _, rest = name_msg.partition(": ")
-            name = name.strip().split(" ")[-1]
-            cls = getattr(errors, name, None) or getattr(store_objects, name, None)
-            if isinstance(cls, type) and issubclass(cls, ColonyError):
-                try:
-                    return cls(rest.split(". Detail:")[0])
-                except TypeError:
-                    break
+    for m in _NAMED.finditer(msg):
+        cls = getattr(errors, m.group(1), None)
+        if isinstance(cls, type) and issubclass(cls, ColonyError):
+            try:
+                return cls(m.group(2).strip())
+            except TypeError:   # an error class with required extra arguments
+                break
     if isinstance(e, fl.FlightUnauthenticatedError):
         return RuntimeFailure(f"the Flight endpoint {location} refused this client's token: {msg}")
     return RuntimeFailure(f"Flight transfer to {location} failed: {msg}; check `colony status`")
