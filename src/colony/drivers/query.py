@@ -177,11 +177,17 @@ class QueryClient:
         pieces, raw, decisions, act = [], {}, {}, {"per_device": {}}
         for d in devs:
             t0 = time.perf_counter()
-            r = self.colony.call(d, "query", "execute", lower or plan_bytes, tables, per_dev, load, storm)
+            # with a lower (filter/projection) part, a device that pushes back hands its objects to the
+            # host itself and gets the lower part's answer; the whole plan over every device's objects
+            # together (no lower part) still needs them in one place: through this client
+            host = self.host if lower is not None else None
+            r = self.colony.call(d, "query", "execute", lower or plan_bytes, tables, per_dev, load, storm, host)
             a = dict(r["actual"], call_s=time.perf_counter() - t0)
             act["per_device"][d] = a
             decisions[d] = r["decision"]
-            if r["decision"]["placement"] == "back":
+            if "hosted" in r:
+                pieces.append(codec.pack([r["hosted"]["result"]]))
+            elif r["decision"]["placement"] == "back":
                 for name, bufs in r["objects"].items():
                     raw.setdefault(name, []).extend(bufs)
             else:
