@@ -3,7 +3,6 @@ device's raw objects cross its own link to the host, the client's links carry an
 
 from __future__ import annotations
 
-
 from colony.drivers.emulated import emulated_colony, load_particles
 from colony.drivers.query import QueryClient, calibrate_colony
 from colony.query import plan as qplan
