@@ -241,6 +241,7 @@ class Colony(RayPeers):
     def shutdown(self, *, kill_devices: bool | None = None) -> None:
         """Stop the devices this client created (unless detached) and Ray if this client started it."""
         kill = (not self._detached) if kill_devices is None else kill_devices
+        self.transfers.close()   # this client's Flight connections
         if kill:
             self._kill(self._created if kill_devices is None else list(self._actors))
         if self._owns_ray and ray.is_initialized():
