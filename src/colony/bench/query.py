@@ -345,7 +345,7 @@ def summary(result, card, pred, mx, st, q, t_all):
                     "auto_over_best_static<=0.85": s["auto_over_best_static"] <= 0.85,
                     "decision_accuracy>=0.90": s["decision_accuracy"] >= 0.90},
         "wall_s": time.time() - t_all, "quick": q,
-        "colony": "emulated in-process: LocalColony host (2 threads) + 4 SmartNICs (1 thread) behind EmulatedLink",
+        "colony": "emulated in-process: LocalColony host (2 threads) + 4 SmartNICs (1 thread), links paced",
     }
 
 

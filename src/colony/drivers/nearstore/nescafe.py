@@ -8,7 +8,7 @@ registered on an open file, and run at I/O time.
         sorted_bytes = f.read()                # sorts on the devices, returns sorted data
 
 The host side owns the host link: every byte it moves to or from a device is paced by
-its token bucket and counted per phase. Device-to-device bytes are paced and counted by
+its host link and counted per phase. Device-to-device bytes are paced and counted by
 the devices themselves.
 """
 
