@@ -107,7 +107,7 @@ class RuntimeSpec:
     call_timeout_s: float = 300.0      # deadline of every call to a device (per-call override: timeout=)
     link_latency_s: float = 0.0        # latency each transfer over a paced link is charged
     bulk_bytes: int = 4 << 10          # objects at least this large go over Arrow Flight (bench transfer), smaller over Ray
-    same_node_ray_bytes: int = 1 << 20  # ... except to a device on the client's node: from here up, Ray's shared memory
+    same_node_ray_bytes: int = 4 << 20  # ... except to a device on the client's node: from here up, Ray's shared memory (bench transfer)
 
 
 @dataclass(frozen=True)
