@@ -312,8 +312,9 @@ class DeviceActor:
                 pack_s += time.perf_counter() - t3
                 entry = self.host.ctx.store.put(cmd["pool"], cmd["key"], buf)
             elif op == "put":
-                entry = self.host.call("objects", "put", cmd["pool"], cmd["key"],
-                                       table_blob(pa.Table.from_batches(batches), own=True))
+                with self._cpu:   # the copy into the device's memory is the device's own work
+                    buf = table_blob(pa.Table.from_batches(batches), own=True)
+                entry = self.host.call("objects", "put", cmd["pool"], cmd["key"], buf)
                 pack_s = 0.0
             elif op == "ingest":
                 entry, pack_s = self._store_batch(cmd["pool"], cmd["key"], batches, cmd.get("codec", "none"))
