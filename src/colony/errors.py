@@ -37,6 +37,10 @@ class EngineUnavailable(ColonyError):
     """A compression engine was chosen that this machine does not have."""
 
 
+class EngineMismatch(CodecError):
+    """An object's segments are in a format only the engine that produced them decodes."""
+
+
 class DataError(ColonyError):
     """Input data does not have the shape a loader or generator needs."""
 

@@ -2,7 +2,7 @@
 
 from colony.codec.container import (CODECS, DEFAULT_SEGMENT, ObjectInfo, ObjectWriter, pack, read_info, stream_size,
                                     resolve_codec, unpack, unpack_one)
-from colony.codec.engines import available_engines, get_engine, register_engine
+from colony.codec.registry import available_engines, get_engine, register_engine
 
 __all__ = ["CODECS", "DEFAULT_SEGMENT", "ObjectInfo", "ObjectWriter", "stream_size", "pack", "unpack", "unpack_one", "read_info",
            "resolve_codec", "available_engines", "get_engine", "register_engine"]
