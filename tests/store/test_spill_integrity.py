@@ -60,9 +60,9 @@ def test_one_byte_changed_on_disk_is_a_typed_loss_not_a_wrong_sum(tmp_path, capl
     with pytest.raises(ObjectLost):                 # every later get says lost too
         s.get("p", "ones")
     info = s.info()
-    assert list(info["lost"]) == ["p/ones"] and info["disk_used"] == 0 and info["pools"]["p"]["objects"] == 0
+    assert list(info["lost_reasons"]) == ["p/ones"] and info["lost"] == {"p": ["ones"]} and info["disk_used"] == 0 and info["pools"]["p"]["objects"] == 0
     s.put("p", "ones", _ones())                     # putting it again from its source heals it
-    assert _sum(s) == 200_000.0 and s.info()["lost"] == {}
+    assert _sum(s) == 200_000.0 and s.info()["lost"] == {} and s.info()["lost_reasons"] == {}
 
 
 def test_restart_recovery_checks_the_body_and_quarantines(tmp_path):
