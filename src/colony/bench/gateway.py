@@ -4,7 +4,7 @@ directly (what `colony query` runs); and the gateway's overhead per query, one c
 time, gateway and direct alternating on the same queries.
 
 The colony is the embedded default on Ray (host0 + nic0..nic3, SmartNIC links paced by the
-client as `colony query` does), particles on nic0; the gateway runs in its own process
+runtime as for `colony query`), particles on nic0; the gateway runs in its own process
 (as `colony serve` does), attached to the same Ray cluster.
 
 Run: flock /tmp/colony-heavy.lock python -m colony.bench.gateway   (or `colony bench gateway`)
@@ -45,12 +45,11 @@ def workload(n: int = 24, seed: int = 5) -> list[str]:
 
 def serve_child(address: str, port_file: str) -> None:
     """The gateway process: attach to the bench's colony and serve until killed."""
-    from colony.drivers.catalog import Catalog, host_of
-    from colony.drivers.link import runtime_links
+    from colony.drivers.catalog import Catalog
     from colony.gateway.server import Gateway
     from colony.runtime.client import Colony
     c = Colony(_config(), address=address, create=False)
-    gw = Gateway(Catalog(runtime_links(c, host_of(c)), ttl_s=30.0), "grpc://127.0.0.1:0",
+    gw = Gateway(Catalog(c, ttl_s=30.0), "grpc://127.0.0.1:0",
                  token=os.environ["COLONY_GATEWAY_TOKEN"], name="gwbench")
     Path(port_file).write_text(str(gw.port))
     gw.serve()
@@ -101,7 +100,6 @@ def run(clients: list[int], rows: int, seconds: float, repeats: int, calib_runs:
     import colony as colony_pkg
     from colony.data import uniform
     from colony.drivers.catalog import Catalog, host_of
-    from colony.drivers.link import runtime_links
     from colony.drivers.query import ensure_calibrated
     con = Console()
     c = colony_pkg.connect(_config(), temp_dir=TEMP_DIR)
@@ -111,11 +109,10 @@ def run(clients: list[int], rows: int, seconds: float, repeats: int, calib_runs:
         t = uniform(rows, seed=3)
         for i in range(4):
             c.put("particles", f"particles/{i:06d}", t.slice(i * rows // 4, rows // 4))
-        paced = runtime_links(c, host)
-        t0 = time.perf_counter()
-        calibrated = ensure_calibrated(paced, host, calib_runs, max(rows, 100_000))
+        t0 = time.perf_counter()                   # the runtime paces calls on the SmartNIC links
+        calibrated = ensure_calibrated(c, host, calib_runs, max(rows, 100_000))
         calib_s = time.perf_counter() - t0
-        cat = Catalog(paced, ttl_s=30.0)
+        cat = Catalog(c, ttl_s=30.0)
         queries = workload()
         token = secrets.token_hex(24)
         port_file = Path(TEMP_DIR) / f"gateway-port-{os.getpid()}"
@@ -216,7 +213,7 @@ def run_cli(json_out: Path, clients: list[int], rows: int, seconds: float, repea
     res.update(machine=m, commit=commit, wall_s=time.time() - t0, loadavg_1m_at_end=round(os.getloadavg()[0], 2),
                config={"clients": clients, "rows": rows, "seconds_per_run": seconds, "repeats": repeats,
                        "colony": "embedded default on Ray (host0 + nic0..nic3 emulated bluefield2), particles on "
-                                 "nic0 as 4 objects, SmartNIC links paced client-side at "
+                                 "nic0 as 4 objects, SmartNIC links paced by the runtime at "
                                  + ", ".join(f"{k} {v:g} Gbit/s" for k, v in LINKS_GBPS.items()),
                        "gateway": "colony.gateway in its own process (as `colony serve`), token auth, no TLS; "
                                   "clients: ADBC Flight SQL driver (DBAPI cursor, fetch_arrow_table), one "
