@@ -260,3 +260,8 @@ class ObjectLost(UnknownKey):
     and was quarantined, or it lived only in a memory-only pool's memory when its device
     restarted. There are no replicas: put it again from its source (use a durable pool for
     objects that must survive a restart)."""
+
+
+# -- gateway (Flight SQL) -----------------------------------------------------------------
+class GatewayError(ColonyError):
+    """A Flight SQL request the colony gateway refuses (writes, unknown handles, bad parameters)."""
