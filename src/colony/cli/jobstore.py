@@ -123,6 +123,14 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         typer.echo(f"jobstore {job!r} down: {out['files']} files, "
                    + ("kept" if out["kept"] else f"{out['chunks_dropped']} chunks dropped"))
 
+    @bench_app.command("interference", context_settings={"allow_extra_args": True,
+                                                         "ignore_unknown_options": True})
+    def bench_interference(ctx: typer.Context):
+        """A bulk-synchronous host job alone and beside the job store / sifting / queries, each service
+        on the host's cores or an emulated SmartNIC's (options: python -m colony.bench.interference -h)."""
+        from colony.bench.interference import main
+        main(ctx.args)
+
     @js_app.command("mount")
     def mount_cmd(mountpoint: Path = typer.Argument(..., help="empty directory to mount on"), job: str = job_opt,
                   local: int = typer.Option(0, help="no colony: N emulated devices in this process (tests, demos)"),
