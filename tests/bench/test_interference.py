@@ -13,7 +13,7 @@ def test_bsp_job_runs_every_iteration_through_the_barrier_on_its_cores():
     seen = {}
     r = run_bsp(2, 12, 64, 2, cores, ready=lambda ranks: seen.update(ranks=ranks))
     assert len(r["iter_s"]) == 12 and all(t > 0 for t in r["iter_s"])
-    assert sum(r["iter_s"]) == pytest.approx(r["wall_s"], rel=0.5)
+    assert sum(r["iter_s"]) <= r["wall_s"] + 0.05                  # timed inside the wall window
     assert len(seen["ranks"]) == 2 and len(r["worker_cpu_s"]) == 2
 
 

@@ -73,9 +73,12 @@ def _worker(rank: int, start, barrier, iters: int, size: int, reps: int, cores: 
 
 
 def run_bsp(workers: int, iters: int, size: int, reps: int, cores: list[int],
-            ready: Callable[[set[int]], None] | None = None, nice: int | None = None) -> dict:
+            ready: Callable[[set[int]], None] | None = None, nice: int | None = None,
+            started: Callable[[], None] | None = None) -> dict:
     """Run the job once; per-iteration times are rank 0's (barrier to barrier, so the slowest
-    rank's). ``ready(rank pids)`` is called when the ranks are started, before the timed part."""
+    rank's). ``ready(rank pids)`` is called when the rank processes exist (they are still
+    starting), ``started()`` the moment the timed iterations begin; the result carries the
+    busy and steal seconds of ``cores`` over the timed part."""
     ctx = mp.get_context("spawn")
     saved = {k: os.environ.get(k) for k in _BLAS_ENV}
     os.environ.update({k: "1" for k in _BLAS_ENV})      # inherited by the spawned ranks
@@ -100,11 +103,17 @@ def run_bsp(workers: int, iters: int, size: int, reps: int, cores: list[int],
         ready({p.pid for p in procs})
     start.wait(timeout=120)
     t0 = time.perf_counter()
+    c0 = core_times(cores)
+    if started:
+        started()
     results = [rx.recv() for rx in pipes]
     wall = time.perf_counter() - t0
+    c1 = core_times(cores)
     for p in procs:
         p.join(30)
-    return {"wall_s": wall, "iter_s": results[0][0], "worker_cpu_s": [c for _, c in results]}
+    return {"wall_s": wall, "iter_s": results[0][0], "worker_cpu_s": [c for _, c in results],
+            "cores_busy_s": c1["busy_s"] - c0["busy_s"], "cores_steal_s": c1["steal_s"] - c0["steal_s"],
+            "cores_kernel_s": c1["kernel_s"] - c0["kernel_s"]}
 
 
 # -- the co-located services --------------------------------------------------------------------
@@ -223,6 +232,20 @@ def pin(pid: int, cores: list[int], nice: int | None = None) -> list[int]:
     return sorted(os.sched_getaffinity(pid))
 
 
+def core_times(cores: list[int]) -> dict[str, float]:
+    """Busy and steal seconds of ``cores`` so far (/proc/stat), whoever ran there."""
+    tick = os.sysconf("SC_CLK_TCK")
+    busy = steal = kernel = 0.0
+    for line in Path("/proc/stat").read_text().splitlines():
+        name, *f = line.split()
+        if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cores:
+            v = [int(x) for x in f]
+            busy += v[0] + v[1] + v[2] + v[5] + v[6]       # user nice system irq softirq
+            kernel += v[2] + v[5] + v[6]
+            steal += v[7] if len(v) > 7 else 0
+    return {"busy_s": busy / tick, "steal_s": steal / tick, "kernel_s": kernel / tick}
+
+
 def _cpu(pid: int) -> float:
     t = psutil.Process(pid).cpu_times()
     return t.user + t.system
@@ -299,16 +322,22 @@ def run(*, workers: int = 2, iters: int = 200, size: int = 256, reps: int = 10, 
                     if load:
                         load.start()
                     mark["skip"] = dev_pids | ranks
+
+                def started():
                     mark["daemon"] = {d: _cpu(u["pid"]) for d, u in pids.items()}
+                    if load is not None and load.service == "spin":
+                        load.spin_cpu0 = _cpu(load.proc.pid)
                     mark["others"] = _others(mark["skip"])
                     mark["client"] = time.process_time()
                     mark["ops"] = 0
-                r = run_bsp(workers, iters, size, reps, host_cores, ready, nice)
+                r = run_bsp(workers, iters, size, reps, host_cores, ready, nice, started)
                 daemon = {d: _cpu(u["pid"]) - mark["daemon"][d] for d, u in pids.items()}
                 spin_cpu = load.spin_cpu() if load is not None and load.service == "spin" else None
                 others_now = _others(mark["skip"])
                 others = sum(v - mark["others"].get(p, 0.0) for p, v in others_now.items())
                 client_cpu = time.process_time() - mark["client"]
+                busy, steal = r["cores_busy_s"], r["cores_steal_s"]
+                on_host = sum(daemon[d] for d in DEVICES if d.startswith("host"))
                 if load:
                     ops, nbytes, errs = load.ops, load.bytes, list(load.errors)
                     load.stop()
@@ -322,11 +351,20 @@ def run(*, workers: int = 2, iters: int = 200, size: int = 256, reps: int = 10, 
                        "daemon_device": load.device if load else None,
                        "daemon_cores": (device_cores if spin_cpu is not None else affinity[load.device]) if load else None,
                        "device_cpu_s": daemon, "ray_other_cpu_s": others, "client_cpu_s": client_cpu,
-                       "service_ops": ops, "service_bytes": nbytes, "service_errors": errs[:5]}
+                       "service_ops": ops, "service_bytes": nbytes, "service_errors": errs[:5],
+                       "host_cores_busy_s": busy, "host_cores_steal_s": steal,
+                       "host_cores_kernel_s": r["cores_kernel_s"],      # system + irq + softirq time
+                       # whatever else ran on the host cores in the window: other users' processes
+                       # displaced there, kernel threads, softirqs (the job's ranks and our host-side
+                       # devices subtracted)
+                       "host_cores_others_s": max(0.0, busy - sum(r["worker_cpu_s"]) - on_host),
+                       "loadavg_1m": os.getloadavg()[0]}
                 runs[case].append(row)
                 say(f"repeat {rep} {case:>13}: wall {r['wall_s']:.3f} s, iter median {row['iter_median_s'] * 1e3:.2f}"
                     f" ms p99 {row['iter_p99_s'] * 1e3:.2f} ms max {row['iter_max_s'] * 1e3:.2f} ms, daemon "
-                    f"{row['daemon_cpu_s']:.2f} CPU s ({load.device if load else '-'}), {ops} ops"
+                    f"{row['daemon_cpu_s']:.2f} CPU s ({load.device if load else '-'}), {ops} ops; others on host "
+                    f"cores {row['host_cores_others_s']:.2f} s (kernel {r['cores_kernel_s']:.2f} s), steal {steal:.2f} s, "
+                    f"load {row['loadavg_1m']:.1f}"
                     + (f", {len(errs)} errors" if errs else ""))
     finally:
         c.shutdown()
@@ -366,6 +404,10 @@ def summarize(runs: dict[str, list[dict]], *, host_cores, device_cores, client_c
             "service_ops_per_s": spread([r["service_ops"] / r["wall_s"] for r in rows]),
             "service_mb_per_s": spread([r["service_bytes"] / r["wall_s"] / 1e6 for r in rows]),
             "ray_other_cpu_s": spread([r["ray_other_cpu_s"] for r in rows]),
+            "host_cores_others_s": spread([r.get("host_cores_others_s", 0.0) for r in rows]),
+            "host_cores_steal_s": spread([r.get("host_cores_steal_s", 0.0) for r in rows]),
+            "host_cores_kernel_s": spread([r.get("host_cores_kernel_s", 0.0) for r in rows]),
+            "loadavg_1m": spread([r.get("loadavg_1m", 0.0) for r in rows]),
             "runs": rows,
         }
     headline = {}
