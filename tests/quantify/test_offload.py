@@ -71,3 +71,16 @@ def test_spec_errors_are_typed(tmp_path):
         offload.load_spec(bad)
     with pytest.raises(SpecFileError):
         offload.apply_interference(offload.load_spec("seed"), tmp_path / "missing.json")
+
+
+def test_device_core_speed_from_two_characterizations(tmp_path):
+    host = json.loads((RESULTS / "characterize.json").read_text())
+    dev = json.loads(json.dumps(host))
+    dev["summary"]["stress_ng_bogo_ops_per_s"] = {k: v / 4 for k, v in host["summary"]["stress_ng_bogo_ops_per_s"].items()}
+    dev["stress_ng"]["instances"] = host["stress_ng"]["instances"] * 2          # twice the cores, each 8x slower
+    (tmp_path / "dev.json").write_text(json.dumps(dev))
+    spec = offload.load_spec("seed")
+    offload.apply_characterization(spec, tmp_path / "dev.json", RESULTS / "characterize.json")
+    assert spec.inputs["device_core_speed"].value == pytest.approx(1 / 8)
+    assert spec.inputs["device_core_speed"].source.startswith("measured here")
+    assert offload.report(spec)["figures"]["device_utilization"] == pytest.approx(3.5 / (8 / 8))
