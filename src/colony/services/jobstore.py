@@ -145,17 +145,28 @@ class JobStore(Service):
     def gc(self, job: str) -> int:
         """Drop chunks no manifest references and no open write owns (left by crashed writes)."""
         j = self._job(job)
-        live = {m["txn"] for m in self.list(job)} | set(j["open"])
         n = 0
+        live: set[str] = set()
+        dead: set[str] = set()     # neither open nor committed: a txn never comes back from that
         for dev in j["members"]:
             try:
                 keys = self.ctx.peers.call(dev, "objects", "list", j["pool"], chunk_prefix(job))
             except Exception:   # noqa: BLE001 - a member that does not answer keeps its orphans for now
                 continue
             for k in keys:
-                if _txn_of(k) not in live:
+                txn = _txn_of(k)
+                if txn not in dead:
+                    # decided now, not at the listing: a write that began (its chunk exists, so it
+                    # registered first) or committed since then is live
+                    if txn in live or txn in j["open"] or txn in {m["txn"] for m in self.list(job)}:
+                        live.add(txn)
+                        continue
+                    dead.add(txn)
+                try:
                     self.ctx.peers.call(dev, "objects", "drop", j["pool"], k)
                     n += 1
+                except UnknownKey:
+                    pass
         return n
 
     @endpoint
