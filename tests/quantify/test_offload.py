@@ -55,6 +55,11 @@ def test_measured_jsons_of_this_machine_override_and_are_labelled(tmp_path):
         max(0.0, inter["cases"]["ckpt-host"]["slowdown_vs_alone"]["median"]))
     assert set(rep["sources"]["measured here"]) >= {"slowdown_host", "slowdown_device", "daemon_host_cores",
                                                     "availability_benefit"}
+    net = offload.load_spec("seed")
+    offload.apply_interference(net, RESULTS / "interference.json", without_others=True)
+    assert net.inputs["slowdown_device"].value == pytest.approx(
+        max(0.0, inter["cases"]["ckpt-device"]["slowdown_without_others"]["median"]))
+    assert "without other processes" in net.inputs["slowdown_device"].source
     mb = json.loads((RESULTS / "mbwu.json").read_text())["summary"]
     if mb["mbwu_ops_per_s"] is None:                      # this machine's peak was CPU-bound: refused
         assert "not an MBWU" in rep["storage_mbwu"]["refused"]

@@ -387,6 +387,10 @@ def summarize(runs: dict[str, list[dict]], *, host_cores, device_cores, client_c
         walls = [r["wall_s"] for r in rows]
         its = [x for r in rows for x in r["iter_s"]]
         paired = [r["wall_s"] / a["wall_s"] - 1 for r, a in zip(rows, alone)]
+        # the same, less the CPU seconds other processes took on the host cores in the window
+        # (on one core: the time the job waited for them); both sides corrected alike
+        net = [(r["wall_s"] - r.get("host_cores_others_s", 0.0)) / (a["wall_s"] - a.get("host_cores_others_s", 0.0))
+               - 1 for r, a in zip(rows, alone)]
         expected = [(r["daemon_cpu_s"] / (len(host_cores) * a["wall_s"]))
                     if (r["daemon_device"] or "").startswith("host") else 0.0 for r, a in zip(rows, alone)]
         out_cases[case] = {
@@ -396,6 +400,7 @@ def summarize(runs: dict[str, list[dict]], *, host_cores, device_cores, client_c
                         "per_repeat_p99": spread([r["iter_p99_s"] * 1e3 for r in rows]),
                         "per_repeat_max": spread([r["iter_max_s"] * 1e3 for r in rows])},
             "slowdown_vs_alone": spread(paired),
+            "slowdown_without_others": spread(net),
             "worst_run_slowdown": max(walls) / alone_med - 1,
             "daemon_cpu_s": spread([r["daemon_cpu_s"] for r in rows]),
             "daemon_cpu_share_of_host_cores": spread([r["daemon_cpu_s"] / (len(host_cores) * r["wall_s"])
@@ -418,6 +423,9 @@ def summarize(runs: dict[str, list[dict]], *, host_cores, device_cores, client_c
                           "slowdown_pct_min_max": [round(100 * s["slowdown_vs_alone"]["min"], 1),
                                                    round(100 * s["slowdown_vs_alone"]["max"], 1)],
                           "worst_run_pct": round(100 * s["worst_run_slowdown"], 1),
+                          "median_without_others_pct": round(100 * s["slowdown_without_others"]["median"], 1),
+                          "without_others_pct_min_max": [round(100 * s["slowdown_without_others"]["min"], 1),
+                                                         round(100 * s["slowdown_without_others"]["max"], 1)],
                           "expected_from_daemon_cpu_pct": round(100 * s["expected_slowdown_from_cpu"]["median"], 1),
                           "daemon_cpu_s_median": round(s["daemon_cpu_s"]["median"], 2)}
     return {

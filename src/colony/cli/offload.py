@@ -19,6 +19,8 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                    interference: Optional[Path] = typer.Option(None, help="bench/results/interference.json: "
                                                                           "measured slowdowns and daemon CPU"),
                    service: str = typer.Option("ckpt", help="which co-located service of the interference run"),
+                   without_others: bool = typer.Option(False, help="use the interference slowdowns less other "
+                                                                   "processes' CPU on the host cores (shared machine)"),
                    mbwu: Optional[Path] = typer.Option(None, help="bench/results/mbwu.json: an MBWU or its refusal"),
                    availability: Optional[Path] = typer.Option(None, help="bench/results/availability.json"),
                    device_characterization: Optional[Path] = typer.Option(
@@ -32,7 +34,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         from colony.quantify import offload
         spec = offload.load_spec(platform)
         if interference:
-            offload.apply_interference(spec, interference, service)
+            offload.apply_interference(spec, interference, service, without_others)
         if mbwu:
             offload.apply_mbwu(spec, mbwu)
         if availability:

@@ -109,8 +109,9 @@ def _read(path: str | Path) -> dict:
         raise SpecFileError(f"cannot read results file {path}: {e}; run the benchmark that writes it") from e
 
 
-def apply_interference(spec: Spec, path: str | Path, service: str = "ckpt") -> None:
-    """Slowdowns and daemon CPU from ``colony bench interference`` (median over its repeats)."""
+def apply_interference(spec: Spec, path: str | Path, service: str = "ckpt", without_others: bool = False) -> None:
+    """Slowdowns and daemon CPU from ``colony bench interference`` (median over its repeats);
+    ``without_others``: the slowdowns less other processes' CPU on the host cores (a shared machine)."""
     d = _read(path)
     try:
         host, dev = d["cases"][f"{service}-host"], d["cases"][f"{service}-device"]
@@ -118,10 +119,14 @@ def apply_interference(spec: Spec, path: str | Path, service: str = "ckpt") -> N
     except KeyError as e:
         raise SpecFileError(f"{path} has no '{service}-host'/'{service}-device' case ({e}); run "
                             f"`colony bench interference --services {service}`") from None
-    src = f"measured here ({path}, {service}, median of {host['slowdown_vs_alone']['n']})"
+    key = "slowdown_without_others" if without_others else "slowdown_vs_alone"
+    if key not in host:
+        raise SpecFileError(f"{path} has no {key}; rerun `colony bench interference`")
+    src = (f"measured here ({path}, {service}, median of {host[key]['n']}"
+           + (", without other processes' CPU on the host cores)" if without_others else ")"))
     m = d.get("machine", {})
     where = f"{m.get('cpu_model', '?')}, {m.get('cores_logical', '?')} cores, loadavg {m.get('loadavg_1m_5m_15m_at_start')}"
-    sh, sd = host["slowdown_vs_alone"], dev["slowdown_vs_alone"]
+    sh, sd = host[key], dev[key]
     spec.inputs["slowdown_host"] = replace_value(spec.inputs["slowdown_host"], max(0.0, sh["median"]), src,
                                                  f"spread {sh['min']:.3f}..{sh['max']:.3f}; {where}")
     spec.inputs["slowdown_device"] = replace_value(spec.inputs["slowdown_device"], max(0.0, sd["median"]), src,
