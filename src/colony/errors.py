@@ -157,8 +157,18 @@ class UnsupportedFunction(SqlError):
     """The SQL uses a function the device engine does not provide."""
 
 
-class DeadlineExceeded(ColonyError):
-    """Work ran past its deadline and was stopped (every deadline in Colony raises this)."""
+class DeadlineExceeded(RuntimeFailure, TimeoutError):
+    """Work did not finish within its deadline and was stopped; every deadline in Colony raises it
+    (a call's ``timeout=`` or ``runtime.call_timeout_s``, a query's ``timeout_s``).
+
+    ``device`` names the device that did not answer and ``timeout_s`` the deadline."""
+
+    def __init__(self, message: str, device: str | None = None, timeout_s: float | None = None) -> None:
+        super().__init__(message)
+        self.device, self.timeout_s = device, timeout_s
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.device, self.timeout_s))
 
 
 class QueryTimeout(QueryError, DeadlineExceeded):
@@ -219,17 +229,6 @@ class InvalidArgument(ColonyError, ValueError):
 
 
 # -- runtime deadlines and device faults (one type per fault, shared by every deadline in Colony) --
-class DeadlineExceeded(RuntimeFailure, TimeoutError):
-    """A call did not finish within its deadline (``timeout=`` or ``runtime.call_timeout_s``).
-
-    ``device`` names the device that did not answer and ``timeout_s`` the deadline."""
-
-    def __init__(self, message: str, device: str | None = None, timeout_s: float | None = None) -> None:
-        super().__init__(message)
-        self.device, self.timeout_s = device, timeout_s
-
-    def __reduce__(self):
-        return (type(self), (str(self), self.device, self.timeout_s))
 
 
 class DeviceLost(RuntimeFailure):
@@ -266,3 +265,22 @@ class ObjectLost(UnknownKey):
 # -- gateway (Flight SQL) -----------------------------------------------------------------
 class GatewayError(ColonyError):
     """A Flight SQL request the colony gateway refuses (writes, unknown handles, bad parameters)."""
+
+
+# -- services.jobstore / drivers.jobstore ------------------------------------------------------------
+
+class JobStoreError(StoreError):
+    """The job-local store (colony jobstore) cannot do what was asked."""
+
+
+class NoSuchFile(JobStoreError, UnknownKey):
+    """No committed file under that path in the job's store (uncommitted writes are invisible)."""
+
+
+class WriteFailed(JobStoreError):
+    """A job-store write did not commit (a device failed or refused a chunk); nothing was
+    published, the file keeps its previous committed version (if any). Retry the write."""
+
+
+class CommitRefused(JobStoreError):
+    """The metadata device found a write's chunks missing or of the wrong size; it published nothing."""

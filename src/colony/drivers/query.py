@@ -50,15 +50,17 @@ class QueryClient:
     """Runs SQL over tables bound to pool/key patterns in a colony."""
 
     def __init__(self, colony, host: str, tables: dict[str, TableSpec] | None = None, storm: dict | None = None,
-                 send_load: bool = True):
+                 send_load: bool = True, devices: list[str] | None = None):
         """``send_load=False`` leaves the host's load report out of requests (the naive engine,
-        for measuring push-back storms)."""
+        for measuring push-back storms); ``devices`` limits where tables are looked for
+        (default: every device but the host)."""
         self.send_load = send_load
         self.colony = colony
         self.host = host
         self.tables = tables or {"particles": TableSpec("particles", "particles", "*")}
         self.storm = storm
         self._where: dict | None = None
+        self._devices = devices
 
     def _specs(self) -> dict:
         return {n: (t.pool, t.pattern) for n, t in self.tables.items()}
@@ -69,7 +71,7 @@ class QueryClient:
             return self._where
         where: dict = {n: [] for n in self.tables}
         schemas: dict = {}
-        for dev in (d.name for d in self.colony.devices()):
+        for dev in self._devices or [d.name for d in self.colony.devices()]:
             if dev == self.host:
                 continue
             info = self.colony.call(dev, "query", "describe", self._specs())
