@@ -37,7 +37,7 @@ def gw(tmp_path_factory):
     for i in range(4):                                       # particles: 4 objects, all on nic0 (tags 0,2,4,6)
         lc.put("data", f"particles/{2 * i:06d}", t.slice(i * N // 4, N // 4))
     lc.put("data", "small/000001", pa.table({"k": [1, 2, 3], "name": ["a", "b", "c"]}))   # on nic1
-    lc.put("data", "heavy/000001", uniform(80_000, seed=1, n_particles=10))    # a self-join of 640 M pairs
+    lc.put("data", "heavy/000001", uniform(160_000, seed=1, n_particles=10))   # a self-join of 2.6 G pairs
     server = Gateway(Catalog(lc, ttl_s=0.5), "grpc://127.0.0.1:0", token=TOKEN, name="testcolony")
     threading.Thread(target=server.serve, daemon=True).start()
     yield server, lc, t
@@ -135,7 +135,7 @@ def test_prepared_statement_with_parameters(gw):
         assert sorted(cur.fetchall()) == [("b",), ("c",)]
 
 
-# pushed back (a join), run by the host's query worker: ~16 s of work, killed at the host's 4 s deadline
+# pushed back (a join), run by the host's query worker: ~14 s of work, killed at the host's 4 s deadline
 LONG = "select count(*) as n from heavy a join heavy b on a.particle_id = b.particle_id where a.x < b.y"
 MEDIUM = LONG + " and a.id < 8000"          # ~1.5 s
 
