@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.colony-installed
 DEVSTAMP := $(VENV)/.colony-dev-installed
 
-.PHONY: demo test bench sysdeps clean
+.PHONY: demo test bench sysdeps producers clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,10 +23,14 @@ $(DEVSTAMP): pyproject.toml setup.py src/colony/codec/_batch.c | $(PY)
 sysdeps:
 	bash scripts/sysdeps.sh
 
+# Non-Python producers (the Go Flight injector); the tests build it too, or skip saying why.
+producers:
+	bash scripts/go-producer.sh build/colony-inject || [ $$? -eq 3 ]
+
 demo: $(STAMP)
 	$(VENV)/bin/colony demo
 
-test: $(DEVSTAMP) sysdeps
+test: $(DEVSTAMP) sysdeps producers
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q
 

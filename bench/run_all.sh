@@ -5,9 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 COLONY=${COLONY:-.venv/bin/colony}
 PY=${PY:-.venv/bin/python}
-for b in codec data inject sift nearstore mbwu characterize availability; do
+for b in codec data transfer pacing inject sift nearstore mbwu characterize availability; do
   echo "== colony bench $b"
   "$COLONY" bench "$b"
 done
 echo "== python -m colony.bench.query"; "$PY" -m colony.bench.query
 echo "== python -m colony.bench.ray_transfer"; "$PY" -m colony.bench.ray_transfer
+for m in deadline query_fail_fast sift_file; do echo "== python -m colony.bench.$m"; "$PY" -m colony.bench.$m; done

@@ -9,7 +9,6 @@ from typing import Optional
 import typer
 
 
-LINKS_GBPS = {"nic0": 16.0, "nic1": 8.0, "nic2": 4.0, "nic3": 32.0}
 
 
 def _runtime(rows: int, device: str, seed: int):
@@ -18,8 +17,8 @@ def _runtime(rows: int, device: str, seed: int):
     import colony as colony_pkg
     from colony.config.builders import embedded
     from colony.data import uniform
-    from colony.drivers.emulated import DEFAULT_MODELS_DIR
-    cfg = embedded(links_gbps=LINKS_GBPS, pools={"particles": [device]},
+    from colony.drivers.emulated import DEFAULT_MODELS_DIR, NIC_LINKS_GBPS
+    cfg = embedded(links_gbps={f"nic{i}": g for i, g in enumerate(NIC_LINKS_GBPS)}, pools={"particles": [device]},
                    services={"query": {"devices": "all", "options": {"models_dir": DEFAULT_MODELS_DIR + "-runtime"}}})
     c = colony_pkg.connect(cfg, temp_dir="/tmp/ray-colony-query")
     host = next(d.name for d in c.devices() if d.role == "host")
@@ -27,8 +26,7 @@ def _runtime(rows: int, device: str, seed: int):
     k = 4
     for i in range(k):
         c.put("particles", f"part-{i:05d}", t.slice(i * rows // k, (i + 1) * rows // k - i * rows // k))
-    from colony.drivers.link import runtime_links
-    return runtime_links(c, host), host, c.shutdown
+    return c, host, c.shutdown   # the runtime paces every call on the devices' links
 
 
 def _local(rows: int, device: str, seed: int):
@@ -49,6 +47,14 @@ def _open(rows: int, device: str, seed: int, calib_runs: int, local: bool, recal
         "[dim]calibrating cost models on every device (cached afterwards)...[/]"))
     client = QueryClient(colony, host, {"particles": TableSpec("particles", "particles", "*")})
     return colony, client, close
+
+
+def check_sql(sql: str) -> None:
+    """Parse and plan the SQL against the known `particles` schema before anything slow
+    (starting a colony, calibrating): a typo fails in well under a second."""
+    from colony.data.schema import PARTICLE_SCHEMA
+    from colony.query.plan import to_substrait
+    to_substrait(sql, {"particles": PARTICLE_SCHEMA})
 
 
 def _table(title, cols, rows):
@@ -76,6 +82,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         from rich.console import Console
         if placement not in ("auto", "down", "back", "split"):
             raise typer.BadParameter("placement must be auto, down, back or split")
+        check_sql(sql)
         _, client, close = _open(rows, device, seed, 100, local, recalibrate)
         try:
             r = client.query(sql, placement, explain=explain)
@@ -149,6 +156,6 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
             from colony.machine import describe as machine
             with open(json_out, "w") as f:
                 json.dump({"summary": summ, "machine": machine(), "rows": rows, "queries_file": queries,
-                           "wall_s": time.time() - t0, "colony": "emulated in-process (LocalColony + EmulatedLink)" if local else
+                           "wall_s": time.time() - t0, "colony": "emulated in-process (LocalColony, paced links)" if local else
                            "colony.connect embedded default (Ray), SmartNIC links paced",
                            "records": recs}, f, indent=1, default=str)

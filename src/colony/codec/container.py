@@ -37,14 +37,18 @@ import pyarrow as pa
 from colony.codec.engines import (DEFAULT_BATCH, DEFAULT_LEVEL, PRODUCER_IDS, PRODUCER_NAMES, Batch, pool,
                                   run_batches)
 from colony.codec.registry import get_engine
-from colony.errors import (BadLength, BadMagic, ChecksumMismatch, CodecError, CorruptObject, EngineMismatch,
-                           TruncatedObject, UnsupportedVersion)
+from colony.errors import (BadLength, BadMagic, ChecksumMismatch, CodecError, CorruptHeader, CorruptObject,
+                           EngineMismatch, ObjectTooBig, TruncatedObject, UnsupportedVersion)
 
 MAGIC = b"CLNYOBJ\0"
 VERSION = 1
 DEFAULT_SEGMENT = 64 * 1024
 MAX_SEGMENT = 1 << 30
 MAX_BODY = 1 << 44          # 16 TiB: anything larger is a corrupt length field
+#: most raw bytes one stored byte can inflate to, per outer codec (LZ4 ~255:1, DEFLATE 1032:1,
+#: zstd RLE blocks 128 KiB per 4 bytes), plus a frame's fixed overhead: a header that claims
+#: more is forged, and is refused before anything is allocated
+MAX_RATIO = {"lz4": 256, "deflate": 1032, "gdeflate": 1032, "zstd": 32768}   # best case of each format
 ALIGN = 64
 
 _FIXED = struct.Struct("<8sHBBHIIIIQQI")
@@ -303,6 +307,59 @@ def _pack_plain(tables, opts, segment_size, n_threads) -> pa.Buffer:
     return buf
 
 
+def stream_size(schema: pa.Schema, batches) -> int:
+    """Bytes of the uncompressed IPC stream of ``batches`` (counted, nothing copied): what a
+    producer announces so a receiver can pack the batches in flight (:class:`ObjectWriter`)."""
+    mock = pa.MockOutputStream()
+    with pa.ipc.new_stream(mock, schema) as w:
+        for b in batches:
+            w.write_batch(b)
+    return mock.size()
+
+
+class ObjectWriter:
+    """Packs one uncompressed table into a Colony object batch by batch, as the batches
+    arrive (serialization in flight): each batch is written once, straight into its final
+    place; ``finish`` adds checksums and the header. ``body_len`` is :func:`stream_size`
+    of exactly the batches that will be written."""
+
+    def __init__(self, schema: pa.Schema, body_len: int, rows: int, segment_size: int = DEFAULT_SEGMENT,
+                 threads: int | None = None) -> None:
+        if body_len <= 0 or body_len > MAX_BODY:
+            raise BadLength(f"announced stream length {body_len} is impossible; send stream_size() of the batches")
+        self.segment_size, self.body_len, self.rows = segment_size, body_len, rows
+        self._threads = _threads(threads)
+        self._bounds = [(o, min(segment_size, body_len - o)) for o in range(0, body_len, segment_size)]
+        placeholder = [(o, n, n, 0) for o, n in self._bounds]
+        self._head_len = len(_header("none", "none", [(0, body_len, rows)], placeholder, segment_size,
+                                     body_len, body_len))
+        self.buf = pa.allocate_buffer(self._head_len + body_len)
+        self._sink = pa.FixedSizeBufferWriter(self.buf)
+        self._sink.write(bytes(self._head_len))   # the header goes in once the checksums exist
+        self._w = pa.ipc.new_stream(self._sink, schema)
+        self._rows = 0
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        if self._sink.tell() >= self._head_len + self.body_len:
+            raise BadLength("more batches arrived than the announced stream length holds")
+        self._w.write_batch(batch)
+        self._rows += batch.num_rows
+
+    def finish(self) -> pa.Buffer:
+        self._w.close()
+        written = self._sink.tell() - self._head_len
+        if written != self.body_len or self._rows != self.rows:
+            raise BadLength(f"announced {self.body_len} bytes / {self.rows} rows, received {written} bytes / "
+                            f"{self._rows} rows; the producer must announce stream_size() of what it sends")
+        view = memoryview(self.buf)[self._head_len:]
+        crcs = _pmap(lambda b: _crc.crc32c(view[b[0]:b[0] + b[1]]), self._bounds, self._threads)
+        segments = [(o, n, n, c) for (o, n), c in zip(self._bounds, crcs)]
+        head = _header("none", "none", [(0, self.body_len, self.rows)], segments, self.segment_size,
+                       self.body_len, self.body_len)
+        pa.FixedSizeBufferWriter(self.buf).write(head)
+        return self.buf
+
+
 def read_info(buf) -> ObjectInfo:
     """Parse and check the header only (constant time for a given table/segment count)."""
     mv = memoryview(buf).cast("B")
@@ -317,16 +374,20 @@ def read_info(buf) -> ObjectInfo:
      body_len, stored_len, crc) = _FIXED.unpack_from(mv, 0)
     if version != VERSION:
         raise UnsupportedVersion(f"object format version {version}; this Colony reads version {VERSION}")
+    if header_len < _FIXED.size or header_len % ALIGN:
+        raise CorruptHeader(f"header length field {header_len} is not a whole number of {ALIGN}-byte "
+                            "blocks: the object header is corrupt")
+    if n < header_len:
+        raise TruncatedObject(f"object is {n} bytes but its header alone is {header_len}")
+    # the checksum first: a flipped count or length bit is a corrupt header, not a huge object
+    head = bytearray(mv[:header_len])
+    struct.pack_into("<I", head, _CRC_AT, 0)
+    if _crc.crc32c(head) != crc:
+        raise CorruptHeader("header checksum mismatch: the object header is corrupt")
     expect = -(-(_FIXED.size + n_t * _TABLE.size + n_s * _SEGMENT.size) // ALIGN) * ALIGN
     if header_len != expect:
         raise BadLength(f"header length field {header_len} does not match {n_t} tables and "
                         f"{n_s} segments ({expect} bytes expected)")
-    if n < header_len:
-        raise TruncatedObject(f"object is {n} bytes but its header alone is {header_len}")
-    head = bytearray(mv[:header_len])
-    struct.pack_into("<I", head, _CRC_AT, 0)
-    if _crc.crc32c(head) != crc:
-        raise ChecksumMismatch("header checksum mismatch: the object header is corrupt")
     if outer_id not in _OUTER_NAMES or inner_id not in _INNER_NAMES:
         raise CorruptObject(f"unknown codec ids outer={outer_id} inner={inner_id}")
     if body_len > MAX_BODY or stored_len > MAX_BODY or not 0 < segment_size <= MAX_SEGMENT:
@@ -357,6 +418,16 @@ def _check_layout(info: ObjectInfo) -> None:
     stored, raw = int(slen.sum()), int(seg["rlen"].astype(np.uint64).sum())
     if stored != info.stored_len or raw != info.body_len:
         raise BadLength(f"segments cover {stored}/{raw} bytes, header says {info.stored_len}/{info.body_len}")
+    if info.outer != "none" and len(seg):
+        ratio = MAX_RATIO[info.outer]
+        over = np.flatnonzero(seg["rlen"].astype(np.uint64) > slen * np.uint64(ratio) + np.uint64(4096))
+        if over.size:
+            raise ObjectTooBig(f"segment {int(over[0])} claims to inflate more than {info.outer} can ({ratio}:1): "
+                               "the header's lengths are forged or corrupt")
+        avail = _available_memory()
+        if info.body_len > avail:
+            raise ObjectTooBig(f"object inflates to {info.body_len} bytes, more than the {avail} bytes of memory "
+                               "available here; split it into smaller objects")
     end = 0
     for i, (off, length, _rows) in enumerate(info.tables):
         if off != end or off % 8 or length % 8 or off + length > info.body_len:
@@ -364,6 +435,21 @@ def _check_layout(info: ObjectInfo) -> None:
         end = off + length
     if end != info.body_len:
         raise BadLength("table directory does not cover the body")
+
+
+def _available_memory() -> int:
+    import psutil
+    return int(psutil.virtual_memory().available)
+
+
+def verify(buf) -> ObjectInfo:
+    """Check the header and every segment checksum without decoding (spill read-back, recovery)."""
+    info = read_info(buf)
+    view = memoryview(buf).cast("B")[info.header_len:info.header_len + info.stored_len]
+    for i, (off, slen, _rlen, crc) in enumerate(info.segments.tolist()):
+        if _crc.crc32c(view[off:off + slen]) != crc:
+            raise ChecksumMismatch(f"segment {i} checksum mismatch: the object body is corrupt")
+    return info
 
 
 def _read_stream(body: pa.Buffer, off: int, length: int, rows: int, verify: bool) -> pa.Table:

@@ -80,6 +80,7 @@ class PoolSpec:
     name: str
     members: tuple[str, ...]
     policy: str
+    durable: bool = False   # acknowledge a put only once the object is fsynced to the device's disk
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,10 @@ class RuntimeSpec:
     inject_inflight: int = 4           # batches in flight per injection (pipelining depth)
     slow_link_gbps: float = 10.0       # auto codec compresses below this link rate
     auth: str = "token"                # Ray token authentication for colonies Colony starts
+    call_timeout_s: float = 300.0      # deadline of every call to a device (per-call override: timeout=)
+    link_latency_s: float = 0.0        # latency each transfer over a paced link is charged
+    bulk_bytes: int = 4 << 10          # objects at least this large go over Arrow Flight (bench transfer), smaller over Ray
+    same_node_ray_bytes: int = 4 << 20  # ... except to a device on the client's node: from here up, Ray's shared memory (bench transfer)
 
 
 @dataclass(frozen=True)
@@ -253,7 +258,7 @@ def _device(name: str, spec: Mapping, profiles: dict[str, Profile], colony: str)
         raise _err(f"{key}.role", "is missing", f"add role = one of {list(ROLES)}")
     role = _choice(spec["role"], ROLES, f"{key}.role")
     prof_name = spec.get("profile", "host" if role == "host" else "bluefield2")
-    if prof_name not in profiles:
+    if not isinstance(prof_name, str) or prof_name not in profiles:
         raise _err(f"{key}.profile", f"unknown profile {prof_name!r}",
                    f"use one of {sorted(profiles)} or define [profiles.{prof_name}]")
     prof = profiles[prof_name]
@@ -341,7 +346,13 @@ def _build(data: Mapping[str, Any], source: str) -> ColonyConfig:
         inject_codec=_choice(rt_in.get("inject_codec", d.inject_codec), INJECT_CODECS, "runtime.inject_codec"),
         inject_inflight=_int(rt_in.get("inject_inflight", d.inject_inflight), "runtime.inject_inflight", 1),
         slow_link_gbps=_num(rt_in.get("slow_link_gbps", d.slow_link_gbps), "runtime.slow_link_gbps"),
-        auth=_choice(rt_in.get("auth", d.auth), ("token", "disabled"), "runtime.auth"))
+        auth=_choice(rt_in.get("auth", d.auth), ("token", "disabled"), "runtime.auth"),
+        call_timeout_s=_num(rt_in.get("call_timeout_s", d.call_timeout_s), "runtime.call_timeout_s"),
+        link_latency_s=0.0 if rt_in.get("link_latency_s", 0) == 0 else
+        _num(rt_in["link_latency_s"], "runtime.link_latency_s"),
+        bulk_bytes=parse_size(rt_in.get("bulk_bytes", d.bulk_bytes), "runtime.bulk_bytes"),
+        same_node_ray_bytes=parse_size(rt_in.get("same_node_ray_bytes", d.same_node_ray_bytes),
+                                       "runtime.same_node_ray_bytes"))
 
     profiles = _profiles(data.get("profiles", {}))
     devs_in = _table(data.get("devices", {}), "devices")
@@ -360,11 +371,20 @@ def _build(data: Mapping[str, Any], source: str) -> ColonyConfig:
     for pname, spec in _table(data.get("pools", {}), "pools").items():
         key = f"pools.{_name(pname, f'pools.{pname}')}"
         spec = _table(spec, key)
-        _unknown(spec, {"members", "policy"}, key)
+        _unknown(spec, {"members", "policy", "durable"}, key)
         if "members" not in spec:
             raise _err(f"{key}.members", "is missing", "list the member devices, e.g. members = [\"nic0\", \"nic1\"]")
         members = _select(spec["members"], devices, f"{key}.members")
-        pools[pname] = PoolSpec(pname, members, _choice(spec.get("policy", "tft"), POLICIES, f"{key}.policy"))
+        durable = spec.get("durable", False)
+        if not isinstance(durable, bool):
+            raise _err(f"{key}.durable", f"{durable!r} is not true or false", "write durable = true or false")
+        if durable:
+            diskless = [m for m in members if not devices[m].disk]
+            if diskless:
+                raise _err(f"{key}.durable", f"member(s) {diskless} have no disk (disk = 0)",
+                           "give every member of a durable pool a disk budget, or make the pool memory-only")
+        pools[pname] = PoolSpec(pname, members, _choice(spec.get("policy", "tft"), POLICIES, f"{key}.policy"),
+                                durable)
 
     services: dict[str, ServicePlacement] = {}
     svc_in = _table(data.get("services", {}), "services")
@@ -399,9 +419,12 @@ def load(path: str | os.PathLike) -> ColonyConfig:
     """Read and validate a TOML configuration file."""
     p = Path(path)
     try:
-        text = p.read_text()
+        text = p.read_text(encoding="utf-8")
     except OSError as e:
         raise ConfigError(f"cannot read config file {str(p)!r}: {e.strerror}; check the path") from e
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"config file {str(p)!r} is not UTF-8 text (byte {e.start}); "
+                          "save it as UTF-8 TOML") from e
     return ColonyConfig.from_toml(text, source=str(p))
 
 

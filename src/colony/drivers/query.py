@@ -2,7 +2,7 @@
 finish pushed-back or split work on the host, and measure every term.
 
 Works on any colony-like object with ``call(device, service, method, ...)`` and
-``devices()`` (colony.connect's Colony, LocalColony, or EmulatedLink around one).
+``devices()`` (colony.connect's Colony or LocalColony; both pace calls on their links).
 """
 
 from __future__ import annotations
@@ -118,12 +118,17 @@ class QueryClient:
             return QueryResult(None, r["decision"]["placement"], r["decision"], {}, dev, sql,
                                r["decision"]["estimate"]["rows"], True, {"estimate_cpu_s": r["estimate_cpu_s"]})
         t0 = time.perf_counter()
-        r = self.colony.call(dev, "query", "execute", plan_bytes, tables, placement, load, storm)
+        r = self.colony.call(dev, "query", "execute", plan_bytes, tables, placement, load, storm, self.host)
         call_s = time.perf_counter() - t0
         act = dict(r["actual"])
         act["transfer"] = max(0.0, call_s - act.get("device_total", 0.0))
         pl = r["decision"]["placement"]
-        if pl == "down":
+        if "hosted" in r:                          # the device handed its objects to the host itself
+            h = r["hosted"]
+            table = h["result"]
+            act.update(deser_host=h["deser_host"], exec_host=h["exec_host"], host_threads=h["threads"],
+                       wait=max(0.0, h.get("queued_s", 0.0)))
+        elif pl == "down":
             t0 = time.perf_counter()
             table = codec.unpack(r["result"], verify=False)[0]
             act["deser_host"] = time.perf_counter() - t0
@@ -172,11 +177,17 @@ class QueryClient:
         pieces, raw, decisions, act = [], {}, {}, {"per_device": {}}
         for d in devs:
             t0 = time.perf_counter()
-            r = self.colony.call(d, "query", "execute", lower or plan_bytes, tables, per_dev, load, storm)
+            # with a lower (filter/projection) part, a device that pushes back hands its objects to the
+            # host itself and gets the lower part's answer; the whole plan over every device's objects
+            # together (no lower part) still needs them in one place: through this client
+            host = self.host if lower is not None else None
+            r = self.colony.call(d, "query", "execute", lower or plan_bytes, tables, per_dev, load, storm, host)
             a = dict(r["actual"], call_s=time.perf_counter() - t0)
             act["per_device"][d] = a
             decisions[d] = r["decision"]
-            if r["decision"]["placement"] == "back":
+            if "hosted" in r:
+                pieces.append(codec.pack([r["hosted"]["result"]]))
+            elif r["decision"]["placement"] == "back":
                 for name, bufs in r["objects"].items():
                     raw.setdefault(name, []).extend(bufs)
             else:
