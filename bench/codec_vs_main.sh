@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Today's codec (git main, or the ref given) against this tree's batched engines, alternating
+# The codec before issue 17 (git 39352d9, or the ref given) against this tree's batched engines, alternating
 # processes; run it under `flock /tmp/colony-heavy.lock`. Writes /tmp/codec_ab_{main,new}_{1,2}.json
 # (GB/s, best of 3 per figure); bench/results/codec_engines_vs_main.json came from one such run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ref="${1:-main}"
+ref="${1:-39352d9}"
 tmp="$(mktemp -d)"; git archive "$ref" src | tar -x -C "$tmp"
 cat > "$tmp/ab.py" <<'PY'
 import json, time
