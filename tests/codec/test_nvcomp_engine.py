@@ -39,6 +39,10 @@ def test_stage_carves_aligned_segments_in_place_and_gathers_the_rest():
     out, offs = _stage(view, base, [base + 3, base + 40], [5, 7], 16)   # misaligned: gathered
     assert out.ctypes.data % 16 == 0 and offs == [0, 16]
     assert out[0:5].tolist() == list(range(3, 8)) and out[16:23].tolist() == list(range(40, 47))
+    big = np.arange(1 << 16, dtype=np.uint8)                             # sparse: never shipped whole
+    b = big.ctypes.data
+    out, offs = _stage(memoryview(big), b, [b, b + (1 << 15)], [16, 16], 1)
+    assert out.size == 32 and out[16:32].tolist() == big[1 << 15:(1 << 15) + 16].tolist()
 
 
 def test_zlib_header_detection_matches_zlib():

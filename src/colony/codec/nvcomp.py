@@ -130,8 +130,10 @@ class NvcompEngine(Engine):
 
 def _stage(view: memoryview, base: int, src: list[int], lens: list[int], align: int):
     """The batch's inputs as (one host buffer, offsets into it): the caller's own range when
-    every segment already sits at nvCOMP's alignment, else gathered into aligned slots."""
-    if base % align == 0 and all((s - base) % align == 0 for s in src):
+    every segment already sits at nvCOMP's alignment and the range is mostly segments (it is
+    copied to the GPU whole), else gathered into aligned slots."""
+    dense = len(view) <= 2 * sum(lens) + 4096     # segments from different allocations are not
+    if dense and base % align == 0 and all((s - base) % align == 0 for s in src):
         return np.frombuffer(view, dtype=np.uint8), [s - base for s in src]
     slots = [-(-n // align) * align for n in lens]
     offsets = (np.cumsum(slots) - np.asarray(slots)).tolist()
