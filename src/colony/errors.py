@@ -157,8 +157,17 @@ class UnsupportedFunction(SqlError):
     """The SQL uses a function the device engine does not provide."""
 
 
-class DeadlineExceeded(ColonyError):
-    """Work ran past its deadline and was stopped (every deadline in Colony raises this)."""
+class DeadlineExceeded(RuntimeFailure, TimeoutError):
+    """Work (a call, a query) did not finish within its deadline and was stopped (``timeout=`` or ``runtime.call_timeout_s``).
+
+    ``device`` names the device that did not answer and ``timeout_s`` the deadline."""
+
+    def __init__(self, message: str, device: str | None = None, timeout_s: float | None = None) -> None:
+        super().__init__(message)
+        self.device, self.timeout_s = device, timeout_s
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.device, self.timeout_s))
 
 
 class QueryTimeout(QueryError, DeadlineExceeded):
@@ -218,20 +227,7 @@ class InvalidArgument(ColonyError, ValueError):
     """A service call argument is outside what the service accepts (a size, a count, a payload)."""
 
 
-# -- runtime deadlines and device faults (one type per fault, shared by every deadline in Colony) --
-class DeadlineExceeded(RuntimeFailure, TimeoutError):
-    """A call did not finish within its deadline (``timeout=`` or ``runtime.call_timeout_s``).
-
-    ``device`` names the device that did not answer and ``timeout_s`` the deadline."""
-
-    def __init__(self, message: str, device: str | None = None, timeout_s: float | None = None) -> None:
-        super().__init__(message)
-        self.device, self.timeout_s = device, timeout_s
-
-    def __reduce__(self):
-        return (type(self), (str(self), self.device, self.timeout_s))
-
-
+# -- runtime device faults (DeadlineExceeded, shared by every deadline, is above QueryTimeout) --
 class DeviceLost(RuntimeFailure):
     """A device's actor died (killed, crashed, its node gone) while a call was in flight;
     ``device`` names it. Ray restarts it (``runtime.max_restarts``); calls are not replayed."""

@@ -90,7 +90,14 @@ def test_direct_to_disk_spill_error_is_typed(tmp_path):
     blocker = tmp_path / "spill"
     blocker.write_text("a file where the spill directory should be")
     s = ObjectStore("nic0", memory_budget=1 << 20, spill_dir=blocker, disk_budget=1 << 30)
+    with pytest.raises(StoreError, match="cannot keep the key journal of pool 'p'"):
+        s.create_pool("p")                          # the pool's key journal lives there too
+    import shutil
+    blocker.unlink()
+    s = ObjectStore("nic0", memory_budget=1 << 20, spill_dir=blocker, disk_budget=1 << 30)
     s.create_pool("p")
+    shutil.rmtree(blocker)                          # the spill directory turns into a file under the store
+    blocker.write_text("not a directory")
     with pytest.raises(StoreError, match="could not write p/big .*check the spill directory"):
         s.put("p", "big", _ones())                  # before: raw NotADirectoryError
     assert s.info()["disk_used"] == 0 and s.list("p") == []
