@@ -158,7 +158,8 @@ class UnsupportedFunction(SqlError):
 
 
 class DeadlineExceeded(RuntimeFailure, TimeoutError):
-    """Work (a call, a query) did not finish within its deadline and was stopped (``timeout=`` or ``runtime.call_timeout_s``).
+    """Work did not finish within its deadline and was stopped; every deadline in Colony raises it
+    (a call's ``timeout=`` or ``runtime.call_timeout_s``, a query's ``timeout_s``).
 
     ``device`` names the device that did not answer and ``timeout_s`` the deadline."""
 
@@ -227,7 +228,9 @@ class InvalidArgument(ColonyError, ValueError):
     """A service call argument is outside what the service accepts (a size, a count, a payload)."""
 
 
-# -- runtime device faults (DeadlineExceeded, shared by every deadline, is above QueryTimeout) --
+# -- runtime deadlines and device faults (one type per fault, shared by every deadline in Colony) --
+
+
 class DeviceLost(RuntimeFailure):
     """A device's actor died (killed, crashed, its node gone) while a call was in flight;
     ``device`` names it. Ray restarts it (``runtime.max_restarts``); calls are not replayed."""
@@ -257,3 +260,27 @@ class ObjectLost(UnknownKey):
     and was quarantined, or it lived only in a memory-only pool's memory when its device
     restarted. There are no replicas: put it again from its source (use a durable pool for
     objects that must survive a restart)."""
+
+
+# -- gateway (Flight SQL) -----------------------------------------------------------------
+class GatewayError(ColonyError):
+    """A Flight SQL request the colony gateway refuses (writes, unknown handles, bad parameters)."""
+
+
+# -- services.jobstore / drivers.jobstore ------------------------------------------------------------
+
+class JobStoreError(StoreError):
+    """The job-local store (colony jobstore) cannot do what was asked."""
+
+
+class NoSuchFile(JobStoreError, UnknownKey):
+    """No committed file under that path in the job's store (uncommitted writes are invisible)."""
+
+
+class WriteFailed(JobStoreError):
+    """A job-store write did not commit (a device failed or refused a chunk); nothing was
+    published, the file keeps its previous committed version (if any). Retry the write."""
+
+
+class CommitRefused(JobStoreError):
+    """The metadata device found a write's chunks missing or of the wrong size; it published nothing."""
