@@ -106,3 +106,11 @@ def test_a_spill_directory_that_is_a_file_is_a_typed_error(tmp_path):
     s = ObjectStore("nic0", memory_budget=1 << 20, spill_dir=blocker, disk_budget=1 << 30)
     with pytest.raises(StoreError, match="check the spill directory"):
         s.create_pool("p")
+
+
+def test_unusable_spill_directory_for_the_key_journal_is_typed(tmp_path):
+    blocker = tmp_path / "spill"
+    blocker.write_text("a file where the spill directory should be")
+    s = ObjectStore("nic0", memory_budget=1 << 20, spill_dir=blocker, disk_budget=1 << 30)
+    with pytest.raises(StoreError, match="cannot keep (its|the) key journal"):
+        s.create_pool("p")                          # before: raw NotADirectoryError

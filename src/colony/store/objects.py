@@ -117,7 +117,11 @@ class ObjectStore:
             if durable:
                 self._durable.add(pool)
             elif self.spill_dir is not None:
-                self._open_journal(pool)
+                try:
+                    self._open_journal(pool)
+                except OSError as e:
+                    raise StoreError(f"device {self.device!r} cannot keep the key journal of pool {pool!r} under "
+                                     f"{self.spill_dir}: {e}; check the spill directory") from e
 
     # -- acknowledgement: durable pools fsync, memory-only pools journal their keys --------
     def _open_journal(self, pool: str) -> None:
