@@ -157,8 +157,22 @@ class UnsupportedFunction(SqlError):
     """The SQL uses a function the device engine does not provide."""
 
 
-class QueryTimeout(QueryError):
-    """The query ran past its deadline."""
+class DeadlineExceeded(RuntimeFailure, TimeoutError):
+    """Work did not finish within its deadline and was stopped; every deadline in Colony raises it
+    (a call's ``timeout=`` or ``runtime.call_timeout_s``, a query's ``timeout_s``).
+
+    ``device`` names the device that did not answer and ``timeout_s`` the deadline."""
+
+    def __init__(self, message: str, device: str | None = None, timeout_s: float | None = None) -> None:
+        super().__init__(message)
+        self.device, self.timeout_s = device, timeout_s
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.device, self.timeout_s))
+
+
+class QueryTimeout(QueryError, DeadlineExceeded):
+    """The query ran past its deadline; its work was stopped."""
 
 
 class ResultTooLarge(QueryError):
@@ -200,18 +214,21 @@ class ObjectTooLarge(StoreError):
     capacity: int = 0
 
 
+# -- codec header checks, store integrity, service arguments (issue 14) ----------------------------
+
+class CorruptHeader(ChecksumMismatch):
+    """An object header fails its checksum: some field (a count, a length) was changed."""
+
+
+class ObjectTooBig(BadLength, CorruptObject):
+    """An object header claims more bytes than its codec can produce or this process may allocate."""
+
+
+class InvalidArgument(ColonyError, ValueError):
+    """A service call argument is outside what the service accepts (a size, a count, a payload)."""
+
+
 # -- runtime deadlines and device faults (one type per fault, shared by every deadline in Colony) --
-class DeadlineExceeded(RuntimeFailure, TimeoutError):
-    """A call did not finish within its deadline (``timeout=`` or ``runtime.call_timeout_s``).
-
-    ``device`` names the device that did not answer and ``timeout_s`` the deadline."""
-
-    def __init__(self, message: str, device: str | None = None, timeout_s: float | None = None) -> None:
-        super().__init__(message)
-        self.device, self.timeout_s = device, timeout_s
-
-    def __reduce__(self):
-        return (type(self), (str(self), self.device, self.timeout_s))
 
 
 class DeviceLost(RuntimeFailure):
@@ -239,5 +256,7 @@ class ServiceFailed(ColonyError):
 
 
 class ObjectLost(UnknownKey):
-    """An object of a memory-only pool was acknowledged but lived only in a device's memory
-    when the device restarted; put it again (use a durable pool for objects that must survive)."""
+    """An acknowledged object is gone: it failed its checksum on spill read-back or recovery
+    and was quarantined, or it lived only in a memory-only pool's memory when its device
+    restarted. There are no replicas: put it again from its source (use a durable pool for
+    objects that must survive a restart)."""

@@ -37,14 +37,18 @@ import pyarrow as pa
 from colony.codec.engines import (DEFAULT_BATCH, DEFAULT_LEVEL, PRODUCER_IDS, PRODUCER_NAMES, Batch, pool,
                                   run_batches)
 from colony.codec.registry import get_engine
-from colony.errors import (BadLength, BadMagic, ChecksumMismatch, CodecError, CorruptObject, EngineMismatch,
-                           TruncatedObject, UnsupportedVersion)
+from colony.errors import (BadLength, BadMagic, ChecksumMismatch, CodecError, CorruptHeader, CorruptObject,
+                           EngineMismatch, ObjectTooBig, TruncatedObject, UnsupportedVersion)
 
 MAGIC = b"CLNYOBJ\0"
 VERSION = 1
 DEFAULT_SEGMENT = 64 * 1024
 MAX_SEGMENT = 1 << 30
 MAX_BODY = 1 << 44          # 16 TiB: anything larger is a corrupt length field
+#: most raw bytes one stored byte can inflate to, per outer codec (LZ4 ~255:1, DEFLATE 1032:1,
+#: zstd RLE blocks 128 KiB per 4 bytes), plus a frame's fixed overhead: a header that claims
+#: more is forged, and is refused before anything is allocated
+MAX_RATIO = {"lz4": 256, "deflate": 1032, "gdeflate": 1032, "zstd": 32768}   # best case of each format
 ALIGN = 64
 
 _FIXED = struct.Struct("<8sHBBHIIIIQQI")
@@ -370,16 +374,20 @@ def read_info(buf) -> ObjectInfo:
      body_len, stored_len, crc) = _FIXED.unpack_from(mv, 0)
     if version != VERSION:
         raise UnsupportedVersion(f"object format version {version}; this Colony reads version {VERSION}")
+    if header_len < _FIXED.size or header_len % ALIGN:
+        raise CorruptHeader(f"header length field {header_len} is not a whole number of {ALIGN}-byte "
+                            "blocks: the object header is corrupt")
+    if n < header_len:
+        raise TruncatedObject(f"object is {n} bytes but its header alone is {header_len}")
+    # the checksum first: a flipped count or length bit is a corrupt header, not a huge object
+    head = bytearray(mv[:header_len])
+    struct.pack_into("<I", head, _CRC_AT, 0)
+    if _crc.crc32c(head) != crc:
+        raise CorruptHeader("header checksum mismatch: the object header is corrupt")
     expect = -(-(_FIXED.size + n_t * _TABLE.size + n_s * _SEGMENT.size) // ALIGN) * ALIGN
     if header_len != expect:
         raise BadLength(f"header length field {header_len} does not match {n_t} tables and "
                         f"{n_s} segments ({expect} bytes expected)")
-    if n < header_len:
-        raise TruncatedObject(f"object is {n} bytes but its header alone is {header_len}")
-    head = bytearray(mv[:header_len])
-    struct.pack_into("<I", head, _CRC_AT, 0)
-    if _crc.crc32c(head) != crc:
-        raise ChecksumMismatch("header checksum mismatch: the object header is corrupt")
     if outer_id not in _OUTER_NAMES or inner_id not in _INNER_NAMES:
         raise CorruptObject(f"unknown codec ids outer={outer_id} inner={inner_id}")
     if body_len > MAX_BODY or stored_len > MAX_BODY or not 0 < segment_size <= MAX_SEGMENT:
@@ -410,6 +418,16 @@ def _check_layout(info: ObjectInfo) -> None:
     stored, raw = int(slen.sum()), int(seg["rlen"].astype(np.uint64).sum())
     if stored != info.stored_len or raw != info.body_len:
         raise BadLength(f"segments cover {stored}/{raw} bytes, header says {info.stored_len}/{info.body_len}")
+    if info.outer != "none" and len(seg):
+        ratio = MAX_RATIO[info.outer]
+        over = np.flatnonzero(seg["rlen"].astype(np.uint64) > slen * np.uint64(ratio) + np.uint64(4096))
+        if over.size:
+            raise ObjectTooBig(f"segment {int(over[0])} claims to inflate more than {info.outer} can ({ratio}:1): "
+                               "the header's lengths are forged or corrupt")
+        avail = _available_memory()
+        if info.body_len > avail:
+            raise ObjectTooBig(f"object inflates to {info.body_len} bytes, more than the {avail} bytes of memory "
+                               "available here; split it into smaller objects")
     end = 0
     for i, (off, length, _rows) in enumerate(info.tables):
         if off != end or off % 8 or length % 8 or off + length > info.body_len:
@@ -417,6 +435,21 @@ def _check_layout(info: ObjectInfo) -> None:
         end = off + length
     if end != info.body_len:
         raise BadLength("table directory does not cover the body")
+
+
+def _available_memory() -> int:
+    import psutil
+    return int(psutil.virtual_memory().available)
+
+
+def verify(buf) -> ObjectInfo:
+    """Check the header and every segment checksum without decoding (spill read-back, recovery)."""
+    info = read_info(buf)
+    view = memoryview(buf).cast("B")[info.header_len:info.header_len + info.stored_len]
+    for i, (off, slen, _rlen, crc) in enumerate(info.segments.tolist()):
+        if _crc.crc32c(view[off:off + slen]) != crc:
+            raise ChecksumMismatch(f"segment {i} checksum mismatch: the object body is corrupt")
+    return info
 
 
 def _read_stream(body: pa.Buffer, off: int, length: int, rows: int, verify: bool) -> pa.Table:

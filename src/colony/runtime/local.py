@@ -3,10 +3,12 @@
 It implements the whole :class:`colony.services.protocol.Colony` interface from the same
 :class:`colony.config.ColonyConfig` the Ray runtime reads, so a driver or a service runs
 unchanged on both. Devices are not weakened here (no thread budgets, no paced link, no
-memory budget), but every call crosses the same links as on Ray
+memory budget unless ``budgets=True``), but every call crosses the same links as on Ray
 (:mod:`colony.runtime.links`): paced at the devices' ``link_gbps`` (or the rates given
 to ``links_gbps``), counted always. Device-to-device calls and push-back to the host go
-over the link between those two devices, never through the caller.
+over the link between those two devices, never through the caller. ``budgets=True``
+gives each store its device's memory/disk budget and spill directory, so data larger
+than memory streams through (``colony sift run --input``).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ class LocalColony:
     """Devices by name; ``call`` goes straight to the device's DeviceHost, in this thread."""
 
     def __init__(self, config: ColonyConfig | Mapping | None = None, links_gbps: Mapping[str, float] | None = None,
-                 me: str = CLIENT) -> None:
+                 me: str = CLIENT, *, budgets: bool = False) -> None:
         self.config = resolve(config)
         self.me = me
         self.hosts: dict[str, DeviceHost] = {}
@@ -40,7 +42,8 @@ class LocalColony:
             self.links[name] = Links(self.config, name)
             if links_gbps and name in links_gbps:
                 self.links[name].set_gbps(links_gbps[name])
-            store = ObjectStore(name)
+            store = (ObjectStore(name, memory_budget=spec.memory, spill_dir=spec.spill_dir, disk_budget=spec.disk)
+                     if budgets else ObjectStore(name))
             for pool in self.config.device_pools(name):
                 store.create_pool(pool)
             ctx = DeviceContext(name=name, role=spec.role, threads=spec.threads, store=store,
