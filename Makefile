@@ -19,9 +19,11 @@ $(DEVSTAMP): pyproject.toml setup.py src/colony/codec/_batch.c | $(PY)
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@ $(STAMP)
 
-# System packages the tests and benchmarks need (stress-ng); idempotent, never prompts.
+# System packages the tests and benchmarks need (stress-ng, a JDK) and the Flight SQL JDBC
+# driver jar (Maven Central); idempotent, never prompts.
 sysdeps:
 	bash scripts/sysdeps.sh
+	bash scripts/jdbc.sh >/dev/null
 
 # Non-Python producers (the Go Flight injector); the tests build it too, or skip saying why.
 producers:

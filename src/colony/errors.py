@@ -260,3 +260,27 @@ class ObjectLost(UnknownKey):
     and was quarantined, or it lived only in a memory-only pool's memory when its device
     restarted. There are no replicas: put it again from its source (use a durable pool for
     objects that must survive a restart)."""
+
+
+# -- gateway (Flight SQL) -----------------------------------------------------------------
+class GatewayError(ColonyError):
+    """A Flight SQL request the colony gateway refuses (writes, unknown handles, bad parameters)."""
+
+
+# -- services.jobstore / drivers.jobstore ------------------------------------------------------------
+
+class JobStoreError(StoreError):
+    """The job-local store (colony jobstore) cannot do what was asked."""
+
+
+class NoSuchFile(JobStoreError, UnknownKey):
+    """No committed file under that path in the job's store (uncommitted writes are invisible)."""
+
+
+class WriteFailed(JobStoreError):
+    """A job-store write did not commit (a device failed or refused a chunk); nothing was
+    published, the file keeps its previous committed version (if any). Retry the write."""
+
+
+class CommitRefused(JobStoreError):
+    """The metadata device found a write's chunks missing or of the wrong size; it published nothing."""

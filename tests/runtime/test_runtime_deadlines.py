@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from colony.errors import ColonyError, DeadlineExceeded, DeviceLost, ServiceFailed
+from colony.errors import ColonyError, DeadlineExceeded, DeviceLost
 
 
 def _pid(colony, device: str) -> int:
@@ -70,10 +70,11 @@ def test_a_killed_device_raises_device_lost_naming_it_within_the_deadline(ray_co
 
 
 def test_a_service_error_comes_back_as_a_colony_error_not_a_ray_one(ray_colony):
-    with pytest.raises(ServiceFailed) as ei:
-        ray_colony.call("nic0", "objects", "list", "default", "", "unexpected-extra-argument")
-    assert ei.value.error_type == "TypeError" and ei.value.device == "nic0"
-    assert "nic0" in str(ei.value)
+    import ray
+    for bad in (("list", "default", "", "unexpected-extra-argument"), ("put", "default", "k/1", {"not": "bytes"})):
+        with pytest.raises(ColonyError) as ei:
+            ray_colony.call("nic0", "objects", *bad)
+        assert not isinstance(ei.value, ray.exceptions.RayError), bad
 
 
 def test_several_devices_share_one_deadline_and_the_late_one_is_named(ray_colony):
@@ -88,3 +89,19 @@ def test_several_devices_share_one_deadline_and_the_late_one_is_named(ray_colony
         os.kill(pid, signal.SIGCONT)
     assert ei.value.device == "nic2"
     _until_back(c, "nic2")
+
+
+def test_a_raw_exception_in_remote_work_comes_back_as_service_failed(ray_colony):
+    import ray
+
+    from colony.errors import ServiceFailed
+    from colony.runtime.futures import resolve
+
+    @ray.remote(num_cpus=0)
+    def broken():
+        raise ValueError("a bug, not a Colony error")
+
+    with pytest.raises(ServiceFailed) as ei:
+        resolve(broken.remote(), timeout=60, devices="nic0")
+    assert ei.value.error_type == "ValueError" and ei.value.device == "nic0"
+    assert "a bug, not a Colony error" in str(ei.value) and "nic0" in str(ei.value)

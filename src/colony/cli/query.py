@@ -69,7 +69,7 @@ def _table(title, cols, rows):
 
 def register(app: typer.Typer, bench_app: typer.Typer) -> None:
     @app.command("query")
-    def query_cmd(sql: str = typer.Argument(..., help="SQL on table `particles`"),
+    def query_cmd(sql: str = typer.Argument(..., help="SQL on table `particles` (with --address/--up: your tables)"),
                   placement: str = typer.Option("auto", help="auto|down|back|split"),
                   explain: bool = typer.Option(False, "--explain", help="show the decision without running"),
                   as_json: bool = typer.Option(False, "--json", help="print JSON"),
@@ -77,17 +77,28 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                   device: str = typer.Option("nic0"), seed: int = typer.Option(0),
                   limit: int = typer.Option(10, help="result rows to print"),
                   local: bool = typer.Option(False, "--local", help="in-process emulated colony instead of Ray"),
-                  recalibrate: bool = typer.Option(False, "--recalibrate", help="re-run calibration")):
-        """Run SQL in transit: pushed down to the SmartNIC, back to the host, or split."""
+                  recalibrate: bool = typer.Option(False, "--recalibrate", help="re-run calibration"),
+                  address: Optional[str] = typer.Option(None, help="query the tables of the colony running at this "
+                                                                   "Ray address (`colony up`, `colony load`)"),
+                  up: bool = typer.Option(False, "--up", help="query the colony `colony up` started"),
+                  config: Optional[str] = typer.Option(None, help="its TOML config (with --address/--up)")):
+        """Run SQL in transit: pushed down to the SmartNIC, back to the host, or split.
+
+        Without --address/--up: a fresh colony over `--rows` synthetic particles."""
         from rich.console import Console
         if placement not in ("auto", "down", "back", "split"):
             raise typer.BadParameter("placement must be auto, down, back or split")
-        check_sql(sql)
-        _, client, close = _open(rows, device, seed, 100, local, recalibrate)
-        try:
-            r = client.query(sql, placement, explain=explain)
-        finally:
-            close()
+        if address or up:
+            from colony.cli.catalog import attach, ready
+            from colony.drivers.catalog import Catalog
+            r = Catalog(ready(attach(config, address))).query(sql, placement, explain=explain)
+        else:
+            check_sql(sql)
+            _, client, close = _open(rows, device, seed, 100, local, recalibrate)
+            try:
+                r = client.query(sql, placement, explain=explain)
+            finally:
+                close()
         out = r.to_dict()
         if as_json:
             if r.table is not None:

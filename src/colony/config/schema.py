@@ -111,6 +111,20 @@ class RuntimeSpec:
 
 
 @dataclass(frozen=True)
+class GatewaySpec:
+    """``[gateway]``: the Flight SQL gateway (`colony serve --flight-sql`)."""
+
+    address: str = "127.0.0.1:32010"   # host:port; loopback unless told otherwise
+    auth: str = "token"                # token (required by default) | none
+    token_file: str | None = None      # default: the colony's token (runtime/auth.py)
+    tls_cert: str | None = None        # PEM certificate chain; TLS when set (with tls_key)
+    tls_key: str | None = None
+    max_workers: int = 32              # statements running at once
+    statement_ttl_s: float = 600.0     # an unfetched result is dropped after this
+    catalog_ttl_s: float = 2.0         # the table list is rescanned when older than this
+
+
+@dataclass(frozen=True)
 class ColonyConfig:
     name: str
     namespace: str
@@ -119,6 +133,7 @@ class ColonyConfig:
     services: Mapping[str, ServicePlacement]
     runtime: RuntimeSpec = field(default_factory=RuntimeSpec)
     source: str = "<dict>"
+    gateway: GatewaySpec = field(default_factory=GatewaySpec)
 
     # -- construction ---------------------------------------------------------
     @classmethod
@@ -178,7 +193,7 @@ class ColonyConfig:
 
 
 # -- validation ---------------------------------------------------------------------------
-_TOP = {"colony", "runtime", "profiles", "devices", "pools", "services"}
+_TOP = {"colony", "runtime", "profiles", "devices", "pools", "services", "gateway"}
 _DEVICE_KEYS = {"role", "profile", "threads", "memory", "disk", "spill_dir", "link_gbps", "pin", "cores",
                 "resources"}
 _PROFILE_KEYS = {"emulated", "threads", "memory", "disk", "link_gbps", "pin", "description", "base"}
@@ -412,7 +427,28 @@ def _build(data: Mapping[str, Any], source: str) -> ColonyConfig:
                 per_device[dname] = dict(_table(dopts, f"{key}.device_options.{dname}"))
             services[sname] = ServicePlacement(sname, placed, dict(opts), per_device)
     return ColonyConfig(name=name, namespace=namespace, devices=devices, pools=pools, services=services,
-                        runtime=rt, source=source)
+                        runtime=rt, source=source, gateway=_gateway(data.get("gateway", {})))
+
+
+def _gateway(data: Any) -> GatewaySpec:
+    g = _table(data, "gateway")
+    _unknown(g, set(GatewaySpec.__dataclass_fields__), "gateway")
+    d = GatewaySpec()
+    address = g.get("address", d.address)
+    if not isinstance(address, str) or not re.match(r"^[^\s:]+:\d{1,5}$", address):
+        raise _err("gateway.address", f"{address!r} is not host:port", "write e.g. address = \"127.0.0.1:32010\"")
+    paths = {}
+    for k in ("token_file", "tls_cert", "tls_key"):
+        v = g.get(k)
+        if v is not None and not isinstance(v, str):
+            raise _err(f"gateway.{k}", f"{v!r} is not a path", "write a file path string")
+        paths[k] = os.path.expanduser(v) if v else None
+    if bool(paths["tls_cert"]) != bool(paths["tls_key"]):
+        raise _err("gateway.tls_cert", "TLS needs both tls_cert and tls_key", "set both (PEM files) or neither")
+    return GatewaySpec(address=address, auth=_choice(g.get("auth", d.auth), ("token", "none"), "gateway.auth"),
+                       max_workers=_int(g.get("max_workers", d.max_workers), "gateway.max_workers", 1),
+                       statement_ttl_s=_num(g.get("statement_ttl_s", d.statement_ttl_s), "gateway.statement_ttl_s"),
+                       catalog_ttl_s=_num(g.get("catalog_ttl_s", d.catalog_ttl_s), "gateway.catalog_ttl_s"), **paths)
 
 
 def load(path: str | os.PathLike) -> ColonyConfig:

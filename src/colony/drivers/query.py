@@ -50,15 +50,17 @@ class QueryClient:
     """Runs SQL over tables bound to pool/key patterns in a colony."""
 
     def __init__(self, colony, host: str, tables: dict[str, TableSpec] | None = None, storm: dict | None = None,
-                 send_load: bool = True):
+                 send_load: bool = True, devices: list[str] | None = None):
         """``send_load=False`` leaves the host's load report out of requests (the naive engine,
-        for measuring push-back storms)."""
+        for measuring push-back storms); ``devices`` limits where tables are looked for
+        (default: every device but the host)."""
         self.send_load = send_load
         self.colony = colony
         self.host = host
         self.tables = tables or {"particles": TableSpec("particles", "particles", "*")}
         self.storm = storm
         self._where: dict | None = None
+        self._devices = devices
 
     def _specs(self) -> dict:
         return {n: (t.pool, t.pattern) for n, t in self.tables.items()}
@@ -69,7 +71,7 @@ class QueryClient:
             return self._where
         where: dict = {n: [] for n in self.tables}
         schemas: dict = {}
-        for dev in (d.name for d in self.colony.devices()):
+        for dev in self._devices or [d.name for d in self.colony.devices()]:
             if dev == self.host:
                 continue
             info = self.colony.call(dev, "query", "describe", self._specs())
@@ -87,6 +89,11 @@ class QueryClient:
         return plan_bytes, devs[0]
 
     def plan_multi(self, sql: str) -> tuple[bytes, list[str]]:
+        plan_bytes, devs, _ = self._plan_used(sql)
+        return plan_bytes, devs
+
+    def _plan_used(self, sql: str) -> tuple[bytes, list[str], list[str]]:
+        """Substrait plan, devices holding its tables, and the tables it reads."""
         loc = self.locate()
         plan_bytes = qplan.to_substrait(sql, loc["schemas"] or {})
         from colony.query.estimate import plan_json
@@ -96,11 +103,16 @@ class QueryClient:
         missing = [t for t in used if not loc["devices"].get(t)]
         if missing:
             raise UnknownTable(f"no device holds objects for table(s) {missing}; load data first")
-        return plan_bytes, devs
+        return plan_bytes, devs, used
+
+    def _bound(self, used: list[str]) -> dict:
+        """The table bindings a device needs: only the tables the plan reads (a device need
+        not hold every table of the catalog)."""
+        return {n: list(s) for n, s in self._specs().items() if n in used}
 
     def query(self, sql: str, placement: str = "auto", explain: bool = False) -> QueryResult:
         t_start = time.perf_counter()
-        plan_bytes, devs = self.plan_multi(sql)
+        plan_bytes, devs, used = self._plan_used(sql)
         if not devs:                               # reads no table (select 1): the host answers
             h = self.colony.call(self.host, "query", "run_pushed", plan_bytes, {})
             return QueryResult(h["result"], "host", {"placement": "host", "reason": "reads no table",
@@ -108,10 +120,10 @@ class QueryClient:
                                {"exec_host": h["exec_host"], "total": time.perf_counter() - t_start},
                                self.host, sql, float(h["result"].num_rows))
         if len(devs) > 1:
-            return self._query_multi(sql, plan_bytes, devs, placement, explain, t_start)
+            return self._query_multi(sql, plan_bytes, devs, placement, explain, t_start, used)
         dev = devs[0]
         load = self.colony.call(self.host, "query", "load") if self.send_load else None
-        tables = {n: list(s) for n, s in self._specs().items()}
+        tables = self._bound(used)
         storm = dict(self.storm, host=self.host) if self.storm else None
         if explain:
             r = self.colony.call(dev, "query", "explain", plan_bytes, tables, placement, load, storm)
@@ -143,7 +155,7 @@ class QueryClient:
                            extra={"estimate_cpu_s": r["estimate_cpu_s"]})
 
 
-    def _query_multi(self, sql, plan_bytes, devs, placement, explain, t_start) -> QueryResult:
+    def _query_multi(self, sql, plan_bytes, devs, placement, explain, t_start, used) -> QueryResult:
         """A table spread over several devices: each device runs (or hands back) the
         filter/projection part over its own objects; the host combines.
 
@@ -157,7 +169,7 @@ class QueryClient:
         from colony.query.estimate import is_pure, plan_json
         pj = plan_json(plan_bytes)
         root = pj["relations"][0]["root"]["input"]
-        tables = {n: list(s) for n, s in self._specs().items()}
+        tables = self._bound(used)
         load = self.colony.call(self.host, "query", "load")
         storm = dict(self.storm, host=self.host) if self.storm else None
         if is_pure(root):

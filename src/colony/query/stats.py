@@ -7,6 +7,8 @@ live and die with it. The estimator only sees :class:`TableStats`.
 
 from __future__ import annotations
 
+import hashlib
+
 import threading
 from dataclasses import dataclass, field
 
@@ -52,6 +54,11 @@ class ColumnStats:
             up = theta.update
             for v in (vals.astype(np.float64).tolist() if vals.dtype.kind == "f" else vals.tolist()):
                 up(v)
+        elif pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type) \
+                or pa.types.is_fixed_size_binary(arr.type):
+            up = theta.update          # bytes are not text: count distinct values by a digest
+            for v in pc.drop_null(arr).to_pylist():
+                up(hashlib.blake2b(v, digest_size=8).hexdigest())
         else:
             up = theta.update
             for v in pc.drop_null(arr).cast(pa.string()).to_pylist():

@@ -31,7 +31,8 @@ from urllib.parse import quote, unquote
 import pyarrow as pa
 
 from colony import codec
-from colony.errors import CodecError, ObjectLost, ObjectTooLarge, StoreError, UnknownKey, UnknownPool
+from colony.errors import (CodecError, InvalidArgument, ObjectLost, ObjectTooLarge, StoreError, UnknownKey,
+                           UnknownPool)
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +123,11 @@ class ObjectStore:
     def _open_journal(self, pool: str) -> None:
         """Keys the journal says were acknowledged but that did not come back are lost."""
         d = self.spill_dir / JOURNAL_DIR
-        d.mkdir(parents=True, exist_ok=True)
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"device {self.device!r} cannot keep its key journal under {self.spill_dir}: {e}; "
+                             f"check the spill directory") from e
         path = d / f"{quote(pool, safe='')}.journal"
         live: dict[str, None] = {}
         if path.is_file():
@@ -181,7 +186,11 @@ class ObjectStore:
             tables = list(obj) if isinstance(obj, (list, tuple)) else [obj]
             buf = codec.pack(tables, codec_name, threads=self.threads)
         else:
-            buf = obj if isinstance(obj, pa.Buffer) else pa.py_buffer(obj)
+            try:
+                buf = obj if isinstance(obj, pa.Buffer) else pa.py_buffer(obj)
+            except TypeError:
+                raise InvalidArgument(f"put {pool}/{key}: an object is Arrow tables or a packed object's bytes, "
+                                      f"not {type(obj).__name__}") from None
             tables = None
         info = codec.read_info(buf)  # refuse anything that is not a well-formed object
         with self._lock:
