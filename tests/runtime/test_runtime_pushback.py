@@ -24,14 +24,15 @@ def _bytes(colony, link: str, direction: str) -> int:
 @pytest.mark.parametrize("placement", ["back", "split"])
 def test_pushed_back_objects_cross_the_device_host_link_not_the_clients(ray_colony, placement):
     c = ray_colony
-    c.place("query", "all")
+    c.place("query", ["nic0", "host0"])       # only where needed: the query service adds a stats pool
     t = uniform(60_000, seed=3)
     keys = [f"pb{placement}/{i}" for i in (0, 4)]                 # TFT: both owned by nic0
     assert {c.owner("default", k) for k in keys} == {"nic0"}
     stored = 0
     for i, k in enumerate(keys):
         stored += c.put("default", k, t.slice(i * 30_000, 30_000)).nbytes
-    client = QueryClient(c, "host0", tables={"particles": TableSpec("particles", "default", f"pb{placement}/*")})
+    client = QueryClient(c, "host0", tables={"particles": TableSpec("particles", "default", f"pb{placement}/*")},
+                         devices=["nic0"])
     sql = "select particle_id & 3 as g, count(*) as n from particles where x < 0.5 group by g"
     to_host0 = _bytes(c, "nic0<->host0", "nic0->host0")
     to_client0 = _bytes(c, "client<->nic0", "nic0->client")
