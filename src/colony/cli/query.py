@@ -9,7 +9,6 @@ from typing import Optional
 import typer
 
 
-LINKS_GBPS = {"nic0": 16.0, "nic1": 8.0, "nic2": 4.0, "nic3": 32.0}
 
 
 def _runtime(rows: int, device: str, seed: int):
@@ -18,8 +17,8 @@ def _runtime(rows: int, device: str, seed: int):
     import colony as colony_pkg
     from colony.config.builders import embedded
     from colony.data import uniform
-    from colony.drivers.emulated import DEFAULT_MODELS_DIR
-    cfg = embedded(links_gbps=LINKS_GBPS, pools={"particles": [device]},
+    from colony.drivers.emulated import DEFAULT_MODELS_DIR, NIC_LINKS_GBPS
+    cfg = embedded(links_gbps={f"nic{i}": g for i, g in enumerate(NIC_LINKS_GBPS)}, pools={"particles": [device]},
                    services={"query": {"devices": "all", "options": {"models_dir": DEFAULT_MODELS_DIR + "-runtime"}}})
     c = colony_pkg.connect(cfg, temp_dir="/tmp/ray-colony-query")
     host = next(d.name for d in c.devices() if d.role == "host")
@@ -27,8 +26,7 @@ def _runtime(rows: int, device: str, seed: int):
     k = 4
     for i in range(k):
         c.put("particles", f"part-{i:05d}", t.slice(i * rows // k, (i + 1) * rows // k - i * rows // k))
-    from colony.drivers.link import runtime_links
-    return runtime_links(c, host), host, c.shutdown
+    return c, host, c.shutdown   # the runtime paces every call on the devices' links
 
 
 def _local(rows: int, device: str, seed: int):
@@ -71,7 +69,7 @@ def _table(title, cols, rows):
 
 def register(app: typer.Typer, bench_app: typer.Typer) -> None:
     @app.command("query")
-    def query_cmd(sql: str = typer.Argument(..., help="SQL on table `particles`"),
+    def query_cmd(sql: str = typer.Argument(..., help="SQL on table `particles` (with --address/--up: your tables)"),
                   placement: str = typer.Option("auto", help="auto|down|back|split"),
                   explain: bool = typer.Option(False, "--explain", help="show the decision without running"),
                   as_json: bool = typer.Option(False, "--json", help="print JSON"),
@@ -79,17 +77,28 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                   device: str = typer.Option("nic0"), seed: int = typer.Option(0),
                   limit: int = typer.Option(10, help="result rows to print"),
                   local: bool = typer.Option(False, "--local", help="in-process emulated colony instead of Ray"),
-                  recalibrate: bool = typer.Option(False, "--recalibrate", help="re-run calibration")):
-        """Run SQL in transit: pushed down to the SmartNIC, back to the host, or split."""
+                  recalibrate: bool = typer.Option(False, "--recalibrate", help="re-run calibration"),
+                  address: Optional[str] = typer.Option(None, help="query the tables of the colony running at this "
+                                                                   "Ray address (`colony up`, `colony load`)"),
+                  up: bool = typer.Option(False, "--up", help="query the colony `colony up` started"),
+                  config: Optional[str] = typer.Option(None, help="its TOML config (with --address/--up)")):
+        """Run SQL in transit: pushed down to the SmartNIC, back to the host, or split.
+
+        Without --address/--up: a fresh colony over `--rows` synthetic particles."""
         from rich.console import Console
         if placement not in ("auto", "down", "back", "split"):
             raise typer.BadParameter("placement must be auto, down, back or split")
-        check_sql(sql)
-        _, client, close = _open(rows, device, seed, 100, local, recalibrate)
-        try:
-            r = client.query(sql, placement, explain=explain)
-        finally:
-            close()
+        if address or up:
+            from colony.cli.catalog import attach, ready
+            from colony.drivers.catalog import Catalog
+            r = Catalog(ready(attach(config, address))).query(sql, placement, explain=explain)
+        else:
+            check_sql(sql)
+            _, client, close = _open(rows, device, seed, 100, local, recalibrate)
+            try:
+                r = client.query(sql, placement, explain=explain)
+            finally:
+                close()
         out = r.to_dict()
         if as_json:
             if r.table is not None:
@@ -158,6 +167,6 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
             from colony.machine import describe as machine
             with open(json_out, "w") as f:
                 json.dump({"summary": summ, "machine": machine(), "rows": rows, "queries_file": queries,
-                           "wall_s": time.time() - t0, "colony": "emulated in-process (LocalColony + EmulatedLink)" if local else
+                           "wall_s": time.time() - t0, "colony": "emulated in-process (LocalColony, paced links)" if local else
                            "colony.connect embedded default (Ray), SmartNIC links paced",
                            "records": recs}, f, indent=1, default=str)

@@ -5,7 +5,7 @@ DataFusion target partitions (``DATAFUSION_EXECUTION_TARGET_PARTITIONS``, read b
 ``SessionConfig.from_env()``; services building a DataFusion context should also pass
 ``ctx.threads`` via :func:`datafusion_config`). CPU affinity with ``os.sched_setaffinity``
 when the machine has enough cores for every device that asks to be pinned. The paced
-link is a :class:`colony.pacing.TokenBucket` the device actor applies to every transfer.
+links are :class:`colony.pacing.Link` s the device actor charges every transfer on.
 What was applied (or why not) is reported, so output can label it honestly.
 """
 

@@ -228,8 +228,12 @@ class QueryService(Service):
 
     @endpoint
     def execute(self, plan_bytes: bytes, tables: dict, placement: str = "auto", host_load: dict | None = None,
-                storm: dict | None = None) -> dict:
-        """Decide and run. Returns the result (down/split) or the raw objects (back), with timings."""
+                storm: dict | None = None, host: str | None = None) -> dict:
+        """Decide and run. Returns the result (down/split) or the raw objects (back), with timings.
+
+        With ``host``, pushed-back objects and split results go from this device straight to
+        the host's query service (device -> host link) and only the host's answer comes back
+        (``out["hosted"]``): the client's link never carries the raw objects."""
         t_start = time.perf_counter()
         pj, est, dec, est_cpu = self._plan(plan_bytes, tables, placement, host_load, storm)
         tabs = _tables_arg(tables)
@@ -251,9 +255,14 @@ class QueryService(Service):
                 bufs = [self.ctx.store.get(pool, k) for k in self._keys(pool, pattern)]
                 objs[name] = bufs
                 nbytes += sum(b.size for b in bufs)
-            out["objects"] = objs
             act["bytes"] = nbytes
-            out["plan"] = bytes(plan_bytes)
+            if host and self.ctx.peers is not None:
+                t0 = time.perf_counter()
+                out["hosted"] = self.ctx.peers.call(host, "query", "run_pushed", bytes(plan_bytes), objs, reserved)
+                act["to_host"] = time.perf_counter() - t0
+            else:
+                out["objects"] = objs
+                out["plan"] = bytes(plan_bytes)
         else:
             run_bytes = bytes(plan_bytes)
             if dec.placement == "split":
@@ -287,8 +296,16 @@ class QueryService(Service):
             act["rows_device"] = res.num_rows
             out["result"] = buf
             if dec.placement == "split":
-                out["plan"] = qplan.upper_plan(template, res.schema)
+                upper = qplan.upper_plan(template, res.schema)
                 del out["upper_template"]
+                if host and self.ctx.peers is not None:
+                    t0 = time.perf_counter()
+                    out["hosted"] = self.ctx.peers.call(host, "query", "run_pushed", upper,
+                                                        {qplan.SPLIT_TABLE: [buf]}, reserved)
+                    act["to_host"] = time.perf_counter() - t0
+                    del out["result"]
+                else:
+                    out["plan"] = upper
         act["device_total"] = time.perf_counter() - t_start
         return out
 
