@@ -1,4 +1,5 @@
-"""The job store on Ray device actors: round trip through the data plane, and a device
+"""The job store on Ray device actors (named to run after test_query_ray, whose module fixture
+expects no Ray in the process yet): round trip through the data plane, and a device
 process killed mid-write gives a typed error and publishes nothing."""
 
 import os
