@@ -98,7 +98,7 @@ def decide(est: Estimate, dev: DeviceModels | None, host: DeviceModels | None, l
     summary = {"rows": est.rows, "input_rows": est.input_rows, "input_bytes": est.input_bytes,
                "supported": est.supported, "reason": est.reason, "ops": est.ops,
                "split_rows": est.split_rows}
-    if dev is None or host is None:
+    if dev is None or host is None or est.rows is None:     # unmodelled plan: nothing to price
         pred = {}
     else:
         pred = predict(est, dev, host, load)
