@@ -127,7 +127,7 @@ class QueryClient:
             table = codec.unpack(r["result"], verify=False)[0]
             act["deser_host"] = time.perf_counter() - t0
         else:
-            inputs = r["objects"] if pl == "back" else {qplan.SPLIT_TABLE: [r["result"]]}
+            inputs = r["objects"] if pl == "back" else qplan.split_inputs(r["result"])
             h = self.colony.call(self.host, "query", "run_pushed", r["plan"], inputs, r.get("reserved", False))
             table = h["result"]
             act.update(deser_host=h["deser_host"], exec_host=h["exec_host"], host_threads=h["threads"],
@@ -157,8 +157,8 @@ class QueryClient:
         if is_pure(root):
             lower, template = plan_bytes, None
         else:
-            cut = qplan.split_plans(plan_bytes)
-            lower, template = cut if cut else (None, None)
+            cut = qplan.split_plans(plan_bytes)      # one cut per device is combined here
+            lower, template = (cut[0][0], cut[1]) if cut and len(cut[0]) == 1 else (None, None)
         per_dev = "back" if lower is None else ("down" if placement in ("down", "split") else placement)
         if explain:
             decs = {d: self.colony.call(d, "query", "explain", lower or plan_bytes, tables, per_dev, load, storm)
@@ -195,8 +195,8 @@ class QueryClient:
             if template is None:
                 table = pa.concat_tables(tabs) if tabs else None
             else:
-                up = qplan.upper_plan(template, tabs[0].schema)
-                h = self.colony.call(self.host, "query", "run_pushed", up, {qplan.SPLIT_TABLE: pieces})
+                up = qplan.upper_plan(template, [tabs[0].schema])
+                h = self.colony.call(self.host, "query", "run_pushed", up, {qplan.split_table(0): pieces})
                 table = h["result"]
                 act["exec_host"] = h["exec_host"]
         act["total"] = time.perf_counter() - t_start

@@ -1165,24 +1165,31 @@ def is_pure(rel: dict) -> bool:
     return False
 
 
-def split_point(rel: dict) -> tuple[list, dict] | None:
-    """Path to the highest subtree made only of read/filter/project (the device part of a split).
+def split_points(rel: dict) -> list[tuple[list, dict]] | None:
+    """Paths to the single-table read/filter/project subtrees a split runs on the device,
+    below any aggregates, sorts, limits, unions and joins (the host runs those).
 
-    Returns (path of keys from the root input to the subtree, subtree) or None when the plan
-    has nothing above such a subtree (then split is the same as push-down).
+    Returns [(path of keys from the root input, subtree), ...], or None when the whole plan
+    is such a subtree (split is push-down) or some table read cannot be cut out (a read
+    inside a subquery expression, an operator not listed).
     """
-    pure = is_pure
-    path: list = []
-    cur = rel
-    while True:
-        k, b = next(iter(cur.items()))
-        if pure(cur):
-            return (path, cur) if path else None
+    if is_pure(rel) or '"subquery"' in json.dumps(rel):
+        return None
+    cuts: list = []
+
+    def walk(r: dict, path: list) -> bool:
+        k, b = next(iter(r.items()))
+        if is_pure(r):
+            cuts.append((path, r))
+            return True
+        if k in ("join", "cross"):
+            return walk(b["left"], path + [k, "left"]) and walk(b["right"], path + [k, "right"])
+        if k == "set":
+            return all(walk(x, path + [k, "inputs", i]) for i, x in enumerate(b["inputs"]))
         if k in ("filter", "project", "fetch", "sort", "aggregate") and "input" in b:
-            path = path + [k, "input"]
-            cur = b["input"]
-        else:
-            return None
+            return walk(b["input"], path + [k, "input"])
+        return False
+    return cuts if walk(rel, []) and cuts else None
 
 
 def _get(d, path):
@@ -1218,21 +1225,29 @@ def estimate(plan_bytes_or_json, stats: dict[str, TableStats], seed: int = 0) ->
                    bounds=list(est.bounds))
     if est.bounds:
         out.reason = "bounded: " + "; ".join(est.bounds)
-    sp = split_point(root["input"])
-    lnode = None
-    if sp is not None:
+    sp = split_points(root["input"])
+    parts = []
+    for _, sub in sp or []:
         low = Estimator(stats, seed)
         low.fn_names = names
-        lnode = low.rel(sp[1])
-    if lnode is not None and lnode.exprs:      # a zero-column cut cannot be shipped: no split
+        lnode = low.rel(sub)
+        if not lnode.exprs:              # a zero-column cut cannot be shipped: no split
+            parts = []
+            break
         lops = {k: float(low.ops.get(k, 0.0)) for k in OPS}
         lops["out_cells"] = lnode.rows * len(lnode.exprs)
+        parts.append({"rows": lnode.rows, "cols": len(lnode.exprs), "width": _width(lnode.exprs, stats),
+                      "ops": lops})
+    if parts:
+        lops = {k: sum(p["ops"][k] for p in parts) for k in OPS}
+        out.splits = parts
         out.split_ops = lops
-        out.split_rows, out.split_cols = lnode.rows, len(lnode.exprs)
-        out.split_width = _width(lnode.exprs, stats)
+        out.split_rows = sum(p["rows"] for p in parts)
+        out.split_cols = sum(p["cols"] for p in parts)
+        out.split_width = sum(p["rows"] * p["width"] for p in parts) / max(out.split_rows, 1e-9)
         up = {k: max(0.0, ops[k] - lops[k]) for k in OPS}
-        up["rows"] = lnode.rows
-        up["scan"] = lnode.rows * len(lnode.exprs)
+        up["rows"] = out.split_rows
+        up["scan"] = sum(p["rows"] * p["cols"] for p in parts)
         up["out_cells"] = ops["out_cells"]
         out.upper_ops = up
     return out

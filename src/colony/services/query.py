@@ -243,28 +243,34 @@ class QueryService(Service):
             act["bytes"] = nbytes
             out["plan"] = bytes(plan_bytes)
         else:
-            run_bytes = bytes(plan_bytes)
+            runs = [bytes(plan_bytes)]
             if dec.placement == "split":
                 cut = qplan.split_plans(bytes(plan_bytes))
                 if cut is None:
                     dec.placement, dec.reason = "down", dec.reason + "; no shippable filter/projection part: down"
                     out["decision"] = dec.to_dict()
                 else:
-                    run_bytes, template = cut
-                    out["upper_template"] = template
+                    runs, template = cut
             ctx, act["deser"] = self._context(tabs)
-            t0 = time.perf_counter()
-            res = qplan.execute(ctx, run_bytes, self.timeout_s, self.max_result_bytes)
-            act["exec"] = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            buf = codec.pack([res])
-            act["ser"] = time.perf_counter() - t0
-            act["bytes"] = buf.size
-            act["rows_device"] = res.num_rows
-            out["result"] = buf
-            if dec.placement == "split":
-                out["plan"] = qplan.upper_plan(template, res.schema)
-                del out["upper_template"]
+            act["exec"] = act["ser"] = 0.0
+            act["bytes"] = act["rows_device"] = 0
+            bufs, schemas = [], []
+            for run_bytes in runs:
+                t0 = time.perf_counter()
+                res = qplan.execute(ctx, run_bytes, self.timeout_s, self.max_result_bytes)
+                act["exec"] += time.perf_counter() - t0
+                t0 = time.perf_counter()
+                buf = codec.pack([res])
+                act["ser"] += time.perf_counter() - t0
+                act["bytes"] += buf.size
+                act["rows_device"] += res.num_rows
+                bufs.append(buf)
+                schemas.append(res.schema)
+            if dec.placement == "split":          # one result per cut; the host reads them by name
+                out["result"] = bufs
+                out["plan"] = qplan.upper_plan(template, schemas)
+            else:
+                out["result"] = bufs[0]
         act["device_total"] = time.perf_counter() - t_start
         return out
 
