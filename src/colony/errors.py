@@ -95,3 +95,8 @@ class LockTimeout(NearStoreError):
 
 class UnknownOperation(NearStoreError):
     """No computational-storage operation is registered under that name."""
+
+
+class StaleCalibration(ColonyError):
+    """A stored calibration no longer matches this device or this build (different features,
+    fingerprint or software); recalibrate (``colony query --recalibrate``)."""

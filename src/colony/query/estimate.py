@@ -50,11 +50,14 @@ LOGIC = {"and", "or", "not", "xor"}
 ARITH = {"add", "subtract", "multiply", "divide", "negate", "modulus", "bitwise_and", "bitwise_or",
          "bitwise_xor", "shift_left", "shift_right"}
 POWER = {"power", "sqrt", "exp", "ln", "log", "log2", "log10", "cbrt", "pow"}
+STR = {"like", "ilike", "substring", "starts_with", "ends_with", "contains", "lower", "upper", "concat", "strpos",
+       "char_length", "character_length", "trim", "ltrim", "rtrim", "replace", "regexp_like", "regexp_match"}
 FLIP = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "equal": "equal", "not_equal": "not_equal"}
 
 # operation-vector features, in model order (see docs/query.md)
-OPS = ("cmp", "logic", "arith", "power", "func", "filter", "take", "scan", "hash_agg", "groups",
-       "sort", "out_cells", "rows", "join_build", "join_probe", "join_out", "distinct", "limit", "union")
+OPS = ("cmp", "logic", "arith", "power", "func", "str", "filter", "take", "scan", "scan_str", "hash_agg",
+       "agg_lg", "groups", "sort", "out_cells", "rows", "join_build", "join_probe", "join_lg", "join_out",
+       "distinct", "limit", "union")
 
 
 class Unsupported(ColonyError):
@@ -66,6 +69,8 @@ class BadPlan(ColonyError):
 
 
 def category(fn: str) -> str:
+    if fn in STR:
+        return "str"
     if fn in CMP:
         return "cmp"
     if fn in LOGIC:
@@ -805,7 +810,9 @@ class Estimator:
         n = float(st.rows)
         base = Node(rows=n, exprs=[("col", table, cols[i], inst) for i in idx], base_rows=n, table=table,
                     frac={inst: 1.0}, size={inst: n})
-        self.ops["scan"] += st.rows * len(idx)
+        n_str = sum(1 for i in idx if (cs := st.columns.get(cols[i])) is not None and cs.items is not None)
+        self.ops["scan"] += st.rows * (len(idx) - n_str)
+        self.ops["scan_str"] += st.rows * n_str
         self.ops["rows"] += st.rows
         if "filter" in b:
             node = Node(rows=base.rows, exprs=[("col", table, c, inst) for c in cols], base_rows=base.rows,
@@ -929,6 +936,7 @@ class Estimator:
                     d = min(d, max(inp.size.get(q, INF) * inp.frac.get(q, 1.0), 1.0))
             rows = max(min(d, inp.rows), 1.0 if inp.rows >= 1 else 0.0)
         self.ops["groups"] += rows
+        self.ops["agg_lg"] += inp.rows * math.log2(2.0 + rows)     # hash-table probes grow with its size
         aggs = [a + ({"n": inp.rows, "g": rows},) for a in aggs]
         return replace(inp, rows=rows, exprs=self._emit(b, keys + aggs), base_rows=None, preds=[])
 
@@ -974,6 +982,7 @@ class Estimator:
             (keys if kp is not None else resid).append(kp if kp is not None else c)
         self.ops["join_build"] += right.rows
         self.ops["join_probe"] += left.rows
+        self.ops["join_lg"] += left.rows * math.log2(2.0 + right.rows)
         for c in conds:
             self._count(c, left.rows)
         inner, mf_l, mf_r = self._equi(keys, left, right)

@@ -222,7 +222,10 @@ class DeviceActor:
         return calibration.device_suite(threads=self.spec.threads, seed=seed, quick=quick)
 
     def set_calibration(self, result: dict) -> None:
-        self.host.ctx.calibration = result
+        """Install the device suite's result, keeping the entries other calibrations added
+        (the query cost models live under ``"query"``)."""
+        keep = {k: v for k, v in (self.host.ctx.calibration or {}).items() if k not in result}
+        self.host.ctx.calibration = {**keep, **result}
 
     def ping(self) -> str:
         return self.spec.name

@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from colony import codec
 from colony.cost.models import DeviceModels
+from colony.errors import StaleCalibration
 from colony.decide import Decision, HostLoad, StormPolicy, decide
 from colony.query import plan as qplan
 from colony.query.estimate import BadPlan, estimate, plan_json
@@ -69,10 +70,13 @@ class QueryService(Service):
         self._service_s = 0.0
         self._rng = np.random.Generator(np.random.SFC64(stable_hash(ctx.name)))  # same on every run
         saved = ctx.calibration.get("query") if ctx.calibration else None
-        if saved:
-            self.models = DeviceModels.from_json(saved)
-        elif self.models_dir and os.path.exists(self._model_path()):
-            self.models = DeviceModels.load(self._model_path())
+        try:
+            if saved:
+                self.models = DeviceModels.from_json(saved)
+            elif self.models_dir and os.path.exists(self._model_path()):
+                self.models = DeviceModels.load(self._model_path())
+        except StaleCalibration:
+            self.models = None           # reported uncalibrated; the client recalibrates
 
     # -- models ----------------------------------------------------------------
     def _model_path(self) -> str:
