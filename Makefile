@@ -27,6 +27,7 @@ demo: $(STAMP)
 	$(VENV)/bin/colony demo
 
 test: $(DEVSTAMP) sysdeps
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q
 
 bench: $(DEVSTAMP) sysdeps

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Runs every benchmark script in bench/ one after another (never in parallel: 2-core
-# machines are noisy enough); each writes its JSON under bench/results/.
+# Runs every benchmark one after another (never in parallel: 2-core machines are noisy
+# enough); each writes its JSON under bench/results/. The code lives in colony.bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+COLONY=${COLONY:-.venv/bin/colony}
 PY=${PY:-.venv/bin/python}
-for script in bench/*.py; do
-  echo "== $script"
-  "$PY" "$script"
+for b in codec data inject sift nearstore mbwu characterize availability; do
+  echo "== colony bench $b"
+  "$COLONY" bench "$b"
 done
+echo "== python -m colony.bench.query"; "$PY" -m colony.bench.query
+echo "== python -m colony.bench.ray_transfer"; "$PY" -m colony.bench.ray_transfer

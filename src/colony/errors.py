@@ -10,27 +10,27 @@ class CodecError(ColonyError):
 
 
 class BadMagic(CodecError):
-    pass
+    """The buffer does not start with Colony's object magic: not a Colony object (or the wrong offset)."""
 
 
 class UnsupportedVersion(CodecError):
-    pass
+    """The object was written by a newer format version than this build reads; upgrade Colony."""
 
 
 class TruncatedObject(CodecError):
-    pass
+    """The buffer ends before the lengths in its header say it should: a partial write or transfer."""
 
 
 class BadLength(CodecError):
-    pass
+    """A length or count in the header is impossible for this buffer (forged or corrupt header)."""
 
 
 class ChecksumMismatch(CodecError):
-    pass
+    """A checksum does not match the bytes: the object was corrupted at rest or in transit."""
 
 
 class CorruptObject(CodecError):
-    pass
+    """The header decodes but its contents contradict each other; the object cannot be trusted."""
 
 
 class EngineUnavailable(ColonyError):
@@ -95,6 +95,105 @@ class LockTimeout(NearStoreError):
 
 class UnknownOperation(NearStoreError):
     """No computational-storage operation is registered under that name."""
+
+
+# -- sift.partition --------------------------------------------------------------------------------
+
+class SiftError(ColonyError):
+    """Bad sifting input or configuration."""
+
+
+# -- config.schema ---------------------------------------------------------------------------------
+
+class ConfigError(ColonyError):
+    """A configuration value is missing, unknown or out of range."""
+
+
+# -- services.base ---------------------------------------------------------------------------------
+
+class ServiceError(ColonyError):
+    """A service call that the device cannot serve (service not placed, not an endpoint, bad options)."""
+
+
+# -- query.stats -----------------------------------------------------------------------------------
+
+class StatsError(ColonyError):
+    """Column statistics (KLL/Theta sketches) could not be built or merged."""
+
+
+# -- query.estimate --------------------------------------------------------------------------------
+
+class Unsupported(ColonyError):
+    """The plan holds an operator the estimator does not model (e.g. a join)."""
+
+
+class BadPlan(ColonyError):
+    """Substrait bytes that do not decode to a plan; re-plan the SQL on the client."""
+
+
+# -- query.plan ------------------------------------------------------------------------------------
+
+class QueryError(ColonyError):
+    """Base of query errors."""
+
+
+class SqlError(QueryError):
+    """The SQL does not parse or plan (syntax, unknown table or column, unsupported function)."""
+
+
+class UnknownTable(SqlError):
+    """The SQL names a table the colony does not hold."""
+
+
+class UnknownColumn(SqlError):
+    """The SQL names a column its table does not have."""
+
+
+class UnsupportedFunction(SqlError):
+    """The SQL uses a function the device engine does not provide."""
+
+
+class QueryTimeout(QueryError):
+    """The query ran past its deadline."""
+
+
+class ResultTooLarge(QueryError):
+    """The result is larger than the configured cap; add a LIMIT or an aggregate."""
+
+
+class QueryMemoryExceeded(QueryError):
+    """The query needs more memory than the device allows it."""
+
+
+# -- store.routing ---------------------------------------------------------------------------------
+
+class RoutingError(ColonyError):
+    """A key or pool cannot be routed to a member device."""
+
+
+# -- store.objects ---------------------------------------------------------------------------------
+
+class StoreError(ColonyError):
+    """Base of object-store errors."""
+
+
+class UnknownPool(StoreError):
+    """The pool is not defined on this device."""
+
+
+class UnknownKey(StoreError):
+    """No object under that key in the pool."""
+
+
+class ObjectTooLarge(StoreError):
+    """The object fits neither the memory budget nor the free spill space.
+
+    ``size`` and ``capacity`` (memory + disk budget) tell a producer whether waiting can
+    ever help (back-pressure) or the object can never fit.
+    """
+
+    size: int = 0
+    capacity: int = 0
 
 
 class StaleCalibration(ColonyError):

@@ -1,6 +1,8 @@
 """Any schema: sketches for every Arrow primitive type, literals of each type, joins on a
 TPC-H-shaped 8-table schema with q-errors measured at every plan level."""
 
+from importlib import resources
+
 import datetime as dt
 import decimal
 
@@ -13,7 +15,9 @@ from colony.query import estimate, to_substrait
 from colony.query import plan as qplan
 from colony.query.estimate import levels
 from colony.query.stats import ColumnStats, TableStats
-from colony.query.workload import read_queries
+from colony.drivers.workload import read_queries
+
+TPCH_SQL = resources.files("colony.bench") / "queries" / "tpch" / "queries.sql"
 
 N = 40_000
 
@@ -77,7 +81,7 @@ def tpch():
     ctx = qplan.execution_context(2)
     for n, v in t.items():
         qplan.register(ctx, n, [[v]])
-    return t, st, ctx, read_queries("bench/queries/tpch/queries.sql")
+    return t, st, ctx, read_queries(str(TPCH_SQL))
 
 
 def test_tpch_shaped_queries_are_modelled_with_q_error_at_most_2_at_every_plan_level(tpch):

@@ -1,26 +1,32 @@
 """Split placement below joins: the device runs each table's filter/projection subtree,
 the host runs the joins over the shipped results; answers equal local SQL."""
 
+from importlib import resources
+
 import pytest
 
 from colony.data.tpch import tables as tpch_tables
 from colony.query import plan as qplan
-from colony.query.client import QueryClient, calibrate_colony
+from colony.drivers.query import QueryClient, calibrate_colony
 from colony.query.estimate import estimate, plan_json, split_points
-from colony.query.link import EmulatedLink
+from colony.drivers.link import EmulatedLink
 from colony.query.plan import TableSpec
 from colony.query.stats import TableStats
-from colony.query.workload import read_queries
-from colony.services.local import LocalColony
+from colony.drivers.workload import read_queries
+from colony.config.builders import devices as devices_config
+from colony.runtime.local import LocalColony
 
-QUERIES = read_queries("bench/queries/tpch/queries.sql")
+TPCH_SQL = resources.files("colony.bench") / "queries" / "tpch" / "queries.sql"
+
+QUERIES = read_queries(str(TPCH_SQL))
 
 
 @pytest.fixture(scope="module")
 def tpch_colony():
     t = tpch_tables(0.005, seed=2)
-    lc = LocalColony({"host": {"role": "host", "threads": 2, "services": {"query": {}}},
-                      "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {}}, "pools": list(t)}})
+    lc = LocalColony(devices_config({"host": {"role": "host", "threads": 2, "services": {"query": {}}},
+                                     "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {}},
+                                              "pools": list(t)}}))
     for name, tab in t.items():
         lc.store("nic0").put(name, "obj0", tab)
     link = EmulatedLink(lc, "host", bandwidth_Bps=500e6, latency_s=20e-6)

@@ -5,7 +5,7 @@ import pytest
 
 @pytest.mark.ray
 def test_device_suite_keeps_the_query_entry(ray_colony, tmp_path, monkeypatch):
-    from colony import calibration
+    from colony.cost import suite as calibration
     from colony.runtime.calibrate import calibrate
     monkeypatch.setenv(calibration.ENV, str(tmp_path))
     ray_colony.place("query", ["nic3"], models_dir=str(tmp_path / "models"))

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from colony.machine import describe as machine
 from colony.codec import CODECS, pack, unpack
-from colony.calibration import best_of
+from colony.timing import best_of
 
 # pyarrow's IPC compression that each Colony codec is compared with
 _PYARROW_PEER = {"none": None, "inner-lz4": "lz4", "inner-zstd": "zstd", "outer-lz4": "lz4",

@@ -70,9 +70,12 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
     def bench_codec(json_out: Optional[Path] = typer.Option(None, "--json"),
                     mb: int = typer.Option(256, help="MiB of raw data per dataset"),
                     repeats: int = typer.Option(3),
-                    zero_copy_gib: float = typer.Option(1.0, help="object size for the zero-copy decode test")):
+                    zero_copy_gib: float = typer.Option(1.0, help="object size for the zero-copy decode test"),
+                    quick: bool = typer.Option(False, "--quick", help="a smoke run: 16 MiB, 1 repeat, 64 MiB object")):
         """Serialize/deserialize throughput and ratio per codec, against pyarrow's IPC writer."""
         from colony.bench import codec as bench
+        if quick:
+            mb, repeats, zero_copy_gib = 16, 1, 1 / 16
         with progress("codec benchmark", None) as adv:
             result = bench.run(mb, repeats, zero_copy_gib, progress=adv)
         ser = {}

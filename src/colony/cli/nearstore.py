@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import tempfile
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Optional
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from colony.drivers.nearstore.colonies import colony_factory as _factory
+from colony.drivers.nearstore.fusefs import fuse_status
 from colony.errors import NearStoreError
 
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1 << 10, "m": 10 ** 6, "mb": 10 ** 6,
@@ -37,64 +37,6 @@ def parse_rate(text: str) -> float | None:
         raise NearStoreError(f"link rate {text!r}: give Gbit/s (0.1, 1, 10) or 'unpaced'") from None
 
 
-def local_factory(workroot: str | None = None) -> Callable[[int], tuple[Any, list[str], Callable[[], None]]]:
-    """n CSDs in this process (LocalColony), block stores in a temporary directory."""
-    from colony.services.local import LocalColony
-
-    def make(n: int):
-        d = tempfile.mkdtemp(prefix="colony-nearstore-", dir=workroot)
-        names = [f"csd{i}" for i in range(n)]
-        col = LocalColony({nm: {"role": "csd", "workdir": d, "services": {"nearstore": {"device_id": i}}}
-                           for i, nm in enumerate(names)})
-        return col, names, lambda: shutil.rmtree(d, ignore_errors=True)
-    return make
-
-
-def csd_config(n: int, workdir: str, name: str | None = None, temp_dir: str | None = None,
-               object_store: str = "1GiB", num_cpus: int | None = None) -> dict:
-    """A colony of ``n`` emulated CSDs running the nearstore service (ColonyConfig dict)."""
-    names = [f"csd{i}" for i in range(n)]
-    runtime: dict[str, Any] = {"object_store_memory": object_store, "max_concurrency": 32}
-    if temp_dir:
-        runtime["temp_dir"] = temp_dir
-    if num_cpus:
-        runtime["num_cpus"] = num_cpus
-    return {"colony": {"name": name or f"nearstore{n}", "namespace": "colony-nearstore"},
-            "runtime": runtime,
-            "devices": {nm: {"role": "csd", "profile": "csd", "spill_dir": f"{workdir}/{nm}"} for nm in names},
-            "services": {"nearstore": {"devices": names, "options": {"workdir": workdir}}}}
-
-
-def ray_factory(workroot: str | None = None, temp_dir: str = "/tmp/ray-issue7"):
-    """n CSDs as Ray device actors (colony.connect); D2D is a direct actor-to-actor call."""
-    def make(n: int):
-        try:
-            import colony
-            from colony.config import ColonyConfig
-            connect = colony.connect
-        except (ImportError, AttributeError):
-            raise NearStoreError("this build has no Ray runtime (colony.connect); use --runtime local") from None
-        d = tempfile.mkdtemp(prefix="colony-nearstore-", dir=workroot)
-        c = connect(ColonyConfig.from_dict(csd_config(n, d, temp_dir=temp_dir, num_cpus=2)))
-        names = [f"csd{i}" for i in range(n)]
-
-        def close() -> None:
-            try:
-                c.shutdown()
-            finally:
-                shutil.rmtree(d, ignore_errors=True)
-        return c, names, close
-    return make
-
-
-def _factory(runtime: str, workroot: str | None):
-    if runtime == "local":
-        return local_factory(workroot)
-    if runtime == "ray":
-        return ray_factory(workroot)
-    raise NearStoreError(f"runtime {runtime!r}: use 'local' (in-process) or 'ray' (device actors)")
-
-
 def _row_table(rows: list[dict], title: str) -> Table:
     t = Table(title=title)
     for c in ("size", "devs", "Gbit/s", "host total s", "d2d total s", "speedup", "faster %",
@@ -109,25 +51,6 @@ def _row_table(rows: list[dict], title: str) -> Table:
     return t
 
 
-def fuse_status() -> dict:
-    """Is a FUSE mount possible here? (device node, kernel support, a Python binding, libfuse)."""
-    import ctypes.util
-    import importlib.util
-    import os
-    out = {"dev_fuse": os.path.exists("/dev/fuse"),
-           "kernel_fuse": False,
-           "bindings": {m: importlib.util.find_spec(m) is not None for m in ("pyfuse3", "fuse", "mfusepy", "llfuse")},
-           "libfuse": ctypes.util.find_library("fuse3") or ctypes.util.find_library("fuse"),
-           "fusermount": shutil.which("fusermount3") or shutil.which("fusermount")}
-    try:
-        out["kernel_fuse"] = "fuse" in open("/proc/filesystems").read()
-    except OSError:
-        pass
-    out["usable"] = bool(out["dev_fuse"] and out["kernel_fuse"] and any(out["bindings"].values())
-                         and out["libfuse"])
-    return out
-
-
 def register(app: typer.Typer, bench_app: typer.Typer) -> None:
     ns = typer.Typer(no_args_is_help=True, help="Near-storage computation on CSDs (SCANCOMS merge sort).")
     app.add_typer(ns, name="nearstore")
@@ -140,7 +63,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                  runtime: str = typer.Option("local", help="local (in-process) | ray (device actors)"),
                  seed: int = 42, json_out: Optional[Path] = typer.Option(None, "--json")) -> None:
         """Merge-sort a generated file spread over CSDs and compare the modes."""
-        from colony.nearstore import benchmark as B
+        from colony.bench import nearstore as B
         nbytes = parse_size(size)
         modes = ("host", "d2d") if mode == "both" else (mode,)
         if any(m not in ("host", "d2d") for m in modes):
@@ -148,7 +71,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         rate = parse_rate(gbps)
         client, names, close = _factory(runtime, None)(devices)
         try:
-            from colony.nearstore import Nescafe
+            from colony.drivers.nearstore import Nescafe
             from colony.nearstore import records as R
             fs = Nescafe(client, names)
             data = R.generate(nbytes // R.RECORD_SIZE, seed=seed)
@@ -179,9 +102,9 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         Register an operation with an extended attribute, then read:
         setfattr -n user.nescafe.op -v "mergesort mode=d2d" MOUNTPOINT/records
         """
-        from colony.nearstore import Nescafe
+        from colony.drivers.nearstore import Nescafe
         from colony.nearstore import records as R
-        from colony.nearstore.fusefs import mount
+        from colony.drivers.nearstore.fusefs import mount
         st = fuse_status()
         if not st["usable"]:
             raise NearStoreError(f"FUSE is not usable here: {st}; install fuse3 (apt) and mfusepy (pip)")
@@ -215,7 +138,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                   copy: str = typer.Option("pipelined", help="host-mediated copy: pipelined | store-and-forward"),
                   workroot: Optional[str] = typer.Option(None, help="where the CSD block files go")) -> None:
         """D2D vs host-mediated merge sort over sizes, link rates and device counts."""
-        from colony.nearstore import benchmark as B
+        from colony.bench import nearstore as B
         pts = B.plan(parse_size(max_size), parse_size(big) if big else None, parse_size(rate_size),
                      [int(x) for x in devices.split(",")], [parse_rate(x) for x in rates.split(",")])
         with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),

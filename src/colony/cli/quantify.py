@@ -395,33 +395,27 @@ def cost_mbwu(spec: Path = typer.Option(...), host: str = typer.Option(...), hos
 # ------------------------------------------------------------------ bench
 
 def _bench_module(name: str):
-    import importlib.util
-    path = Path("bench") / f"{name}.py"
-    if not path.exists():
-        raise InvalidParameter(f"run `colony bench {name}` from the repository root ({path} not found)")
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    import importlib
+    return importlib.import_module(f"colony.bench.{name}")
 
 
 def bench_mbwu(device: Path = typer.Option(Path("/tmp/colony-bench-mbwu"), help="scratch directory on the device"),
                records: int = typer.Option(40_000, help="records x 4 KiB values"),
                threads: str = "1,2,4,8,16,32", duration: float = 4.0,
                json_out: Optional[Path] = typer.Option(Path("bench/results/mbwu.json"), "--json")):
-    """MBWU bench: thread sweep, landscapes side by side, device sweep on a small dataset (bench/mbwu.py)."""
+    """MBWU bench: thread sweep, landscapes side by side, device sweep on a small dataset (colony.bench.mbwu)."""
     doc = _bench_module("mbwu").run(device, records, _ints(threads), duration)
     console.print_json(data=doc["summary"], default=str)
     _write_json(json_out, doc)
 
 
 def bench_characterize():
-    """Characterize this machine (bench/characterize.py) into bench/results/characterize.json."""
+    """Characterize this machine (colony.bench.characterize) into bench/results/characterize.json."""
     _bench_module("characterize").main([])
 
 
 def bench_availability():
-    """Availability sweeps and Monte Carlo checks (bench/availability.py)."""
+    """Availability sweeps and Monte Carlo checks (colony.bench.availability)."""
     _bench_module("availability").main()
 
 

@@ -15,30 +15,24 @@ LINKS_GBPS = {"nic0": 16.0, "nic1": 8.0, "nic2": 4.0, "nic3": 32.0}
 def _runtime(rows: int, device: str, seed: int):
     """The embedded default colony (Ray) with the query service on every device and
     ``particles`` on ``device``."""
-    import tomllib
-    from importlib.resources import files
-
     import colony as colony_pkg
-    from colony.query.emulated import DEFAULT_MODELS_DIR
+    from colony.config.builders import embedded
     from colony.data import uniform
-    cfg = tomllib.loads((files("colony.config") / "default.toml").read_text())
-    for d, g in LINKS_GBPS.items():
-        if d in cfg["devices"]:
-            cfg["devices"][d]["link_gbps"] = g
-    cfg["pools"]["particles"] = {"members": [device], "policy": "tft"}
-    cfg["services"] = {"query": {"devices": "all", "options": {"models_dir": DEFAULT_MODELS_DIR + "-runtime"}}}
+    from colony.drivers.emulated import DEFAULT_MODELS_DIR
+    cfg = embedded(links_gbps=LINKS_GBPS, pools={"particles": [device]},
+                   services={"query": {"devices": "all", "options": {"models_dir": DEFAULT_MODELS_DIR + "-runtime"}}})
     c = colony_pkg.connect(cfg, temp_dir="/tmp/ray-colony-query")
-    host = next(d.name for d in c.devices if d.role == "host")
+    host = next(d.name for d in c.devices() if d.role == "host")
     t = uniform(rows, seed=seed)
     k = 4
     for i in range(k):
         c.put("particles", f"part-{i:05d}", t.slice(i * rows // k, (i + 1) * rows // k - i * rows // k))
-    from colony.query.link import runtime_links
+    from colony.drivers.link import runtime_links
     return runtime_links(c, host), host, c.shutdown
 
 
 def _local(rows: int, device: str, seed: int):
-    from colony.query.emulated import DEFAULT_MODELS_DIR, emulated_colony, load_particles
+    from colony.drivers.emulated import DEFAULT_MODELS_DIR, emulated_colony, load_particles
     colony = emulated_colony(query_options={"models_dir": DEFAULT_MODELS_DIR})
     load_particles(colony, device, rows, objects=4, seed=seed)
     return colony, "host", lambda: None
@@ -48,7 +42,7 @@ def _open(rows: int, device: str, seed: int, calib_runs: int, local: bool, recal
     """A colony with `particles` on ``device`` and calibrated query models (cached per device)."""
     from rich.console import Console
 
-    from colony.query.client import QueryClient, ensure_calibrated
+    from colony.drivers.query import QueryClient, ensure_calibrated
     from colony.query.plan import TableSpec
     colony, host, close = (_local if local else _runtime)(rows, device, seed)
     ensure_calibrated(colony, host, calib_runs, 1_000_000, recalibrate, on_calibrate=lambda: Console(stderr=True).print(
@@ -122,7 +116,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         from rich.console import Console
         from rich.progress import Progress
 
-        from colony.query.workload import read_queries, run_file, summarize
+        from colony.drivers.workload import read_queries, run_file, summarize
         try:
             qs = read_queries(queries)
         except OSError as e:

@@ -95,7 +95,6 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
            object_store_memory: Optional[str] = typer.Option(None, help="object store size, e.g. 2GiB (local)"),
            timeout: float = typer.Option(180.0, help="seconds to wait for the devices")):
         """Start a local colony (background Ray driver) or attach to a Ray cluster and start the devices."""
-        from rich.console import Console
         from colony.config import parse_size
         cfg = _config(config)
         state = _read_state(cfg.name)
@@ -141,7 +140,6 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                address: Optional[str] = typer.Option(None, help="Ray cluster address (default: from `colony up`)"),
                json_out: Optional[Path] = typer.Option(None, "--json", help="write the status as JSON here")):
         """Show devices, memory, objects and load."""
-        from rich.console import Console
         colony, state = _attach(config, address)
         rows = colony.status()
         _console().print(status_table(rows, f"colony {colony.config.name!r} at "
@@ -154,7 +152,6 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
     def down(config: Optional[str] = typer.Argument(None),
              address: Optional[str] = typer.Option(None, help="Ray cluster address (default: from `colony up`)")):
         """Stop the colony's devices (and the local Ray that `colony up` started)."""
-        from rich.console import Console
         cfg = _config(config)
         state = _read_state(cfg.name)
         if state and state.get("mode") == "local" and address is None:
@@ -180,16 +177,15 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                   quick: bool = typer.Option(False, help="smaller sizes (seconds instead of a minute)"),
                   json_out: Optional[Path] = typer.Option(None, "--json", help="write all results as JSON here")):
         """Time the fixed suite on every device and persist it per device (cost models read only this)."""
-        from rich.console import Console
         from rich.progress import Progress
-        from colony import calibration
+        from colony.cost import suite as calibration
         from colony.runtime.calibrate import calibrate as run, summary
         from colony.runtime.client import Colony
         cfg = _config(config)
         temporary = address is None and _read_state(cfg.name) is None
         colony = Colony(cfg) if temporary else _attach(config, address)[0]
         try:
-            names = device or [d.name for d in colony.devices]
+            names = device or [d.name for d in colony.devices()]
             with Progress() as prog:
                 task = prog.add_task("calibrating", total=len(names))
                 results = run(colony, names, quick=quick,
@@ -221,7 +217,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                      repeats: int = typer.Option(2, help="runs per size (best is reported)"),
                      temp_dir: str = typer.Option("/tmp/ray-colony-bench", help="Ray temp dir")):
         """Host->device injection GB/s, embedded vs multi-node, beside memcpy and IPC serialization."""
-        from colony.runtime.inject_bench import run_cli
+        from colony.bench.inject import run_cli
         run_cli(json_out=json_out, sizes=sizes, nodes=nodes, repeats=repeats, temp_dir=temp_dir)
 
 

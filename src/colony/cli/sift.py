@@ -29,16 +29,17 @@ def _dataset(name: str, rows: int, seed: int, ranks: int, steps: int):
 
 
 def _local_colony(devices: int):
-    from colony.services.local import LocalColony
+    from colony.config.builders import devices as devices_config
+    from colony.runtime.local import LocalColony
     names = [f"nic{i}" for i in range(devices)]
-    return LocalColony({n: {"role": "smartnic", "services": {"sift": {}}} for n in names}), names
+    return LocalColony(devices_config({n: {"role": "smartnic", "services": {"sift": {}}} for n in names})), names
 
 
 def _up_colony(config: Optional[str], address: Optional[str]):
     """The running colony (`colony up` or --address), with sift placed on its SmartNICs."""
     from colony.cli.runtime import _attach
     colony, _ = _attach(config, address)
-    names = [d.name for d in colony.devices if d.role == "smartnic"] or [d.name for d in colony.devices]
+    names = [d.name for d in colony.devices() if d.role == "smartnic"] or [d.name for d in colony.devices()]
     colony.place("sift", names)
     return colony, names
 
@@ -54,8 +55,8 @@ def sift_run(dataset: str = "uniform", rows: int = 1_000_000, k: int = 4, bins: 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from colony.sift import SiftError
-    from colony.sift.driver import Sifter
+    from colony.errors import SiftError
+    from colony.drivers.sift import Sifter
 
     console = Console()
     if on == "local":
@@ -127,7 +128,7 @@ def sift_run(dataset: str = "uniform", rows: int = 1_000_000, k: int = 4, bins: 
 def _consumer(config: Optional[str], address: Optional[str]):
     from colony.cli.runtime import _attach
     colony, _ = _attach(config, address)
-    return colony, [d.name for d in colony.devices if d.role == "smartnic"] or [d.name for d in colony.devices]
+    return colony, [d.name for d in colony.devices() if d.role == "smartnic"] or [d.name for d in colony.devices()]
 
 
 def _bin(sifter, particle_id: int) -> int:
@@ -170,7 +171,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         """Fetch one particle's track from the device that holds its bin (a running colony)."""
         from rich.console import Console
         from rich.table import Table
-        from colony.sift.driver import Sifter
+        from colony.drivers.sift import Sifter
         colony, names = _consumer(config, address)
         s = Sifter.attach(colony, names)
         tr = s.track(particle_id)
@@ -191,7 +192,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                 out: Optional[Path] = typer.Option(None, help="write the bin's tracks as Parquet")) -> None:
         """Fetch a whole final bin (tracks sorted by particle_id, time) from a running colony."""
         from rich.console import Console
-        from colony.sift.driver import Sifter
+        from colony.drivers.sift import Sifter
         colony, names = _consumer(config, address)
         s = Sifter.attach(colony, names)
         t = s.bin(bin_id)
@@ -209,5 +210,5 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                   ray: bool = typer.Option(True, help="also run the impulse response on a Ray colony")) -> None:
         """Partition kernel vs select baseline vs polars; impulse response; bin balance. Run under
         `flock /tmp/colony-bench.lock` on shared machines."""
-        from colony.sift.bench import run
+        from colony.bench.sift import run
         run(quick=quick, json_out=json_out, kernel_rows=kernel_rows, ray=ray)

@@ -12,12 +12,12 @@ import json
 import os
 import platform
 from dataclasses import asdict, dataclass
+from importlib.metadata import version
 from pathlib import Path
 
 import pyarrow as pa
 
-from colony import __version__
-from colony.calibration import best_of
+from colony.timing import best_of
 from colony.codec.container import CODECS, pack, unpack
 from colony.errors import ColonyError
 
@@ -45,7 +45,7 @@ def cache_dir() -> Path:
 
 
 def _fingerprint(threads: int) -> str:
-    return f"{platform.node()}|{platform.machine()}|{os.cpu_count()}|{threads}|{__version__}"
+    return f"{platform.node()}|{platform.machine()}|{os.cpu_count()}|{threads}|{version('colony')}"
 
 
 def measure(table: pa.Table, codec: str, threads: int, repeats: int = 3) -> CodecProfile:

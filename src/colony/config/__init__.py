@@ -5,9 +5,10 @@ immutable configuration; every mistake raises :class:`ConfigError` naming the ke
 the fix. The schema is documented in docs/runtime.md.
 """
 
+from colony.config import builders
 from colony.config.profiles import PROFILES, Profile
-from colony.config.schema import (ROLES, ColonyConfig, ConfigError, DeviceSpec, PoolSpec, RuntimeSpec,
-                                  ServicePlacement, default, load, parse_size)
+from colony.config.schema import (ROLES, ColonyConfig, DeviceSpec, PoolSpec, RuntimeSpec, ServicePlacement, default,
+                                  load, parse_size)
 
-__all__ = ["PROFILES", "Profile", "ROLES", "ColonyConfig", "ConfigError", "DeviceSpec", "PoolSpec",
-           "RuntimeSpec", "ServicePlacement", "default", "load", "parse_size"]
+__all__ = ["builders", "PROFILES", "Profile", "ROLES", "ColonyConfig", "DeviceSpec", "PoolSpec", "RuntimeSpec", "ServicePlacement",
+           "default", "load", "parse_size"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from colony.config.profiles import PROFILES, Profile
-from colony.errors import ColonyError
+from colony.errors import ConfigError
 
 ROLES = ("host", "smartnic", "csd")
 POLICIES = ("tft", "hash")
@@ -27,10 +27,6 @@ _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,62}$")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$", re.IGNORECASE)
 _UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}
-
-
-class ConfigError(ColonyError):
-    """A configuration value is missing, unknown or out of range."""
 
 
 def _err(key: str, problem: str, fix: str) -> ConfigError:
@@ -69,6 +65,11 @@ class DeviceSpec:
     spill_explicit: bool = False       # spill_dir set by the config; else the runtime adds a per-cluster part
 
     @property
+    def label(self) -> str:
+        """How output names the device's nature: 'emulated bluefield2' or 'real'."""
+        return f"emulated {self.profile}" if self.emulated else "real"
+
+    @property
     def resource(self) -> str:
         """The custom resource that pins this device's actor (a node offers it)."""
         return next(iter(self.resources))
@@ -86,6 +87,7 @@ class ServicePlacement:
     name: str
     devices: tuple[str, ...]
     options: Mapping[str, Any]
+    device_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)   # per device, over options
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,7 @@ class ColonyConfig:
         try:
             return self.pools[name]
         except KeyError:
-            from colony.store import UnknownPool
+            from colony.errors import UnknownPool
             raise UnknownPool(f"unknown pool {name!r}; pools in colony {self.name!r}: {sorted(self.pools)}; "
                               f"add a [pools.{name}] table to the config") from None
 
@@ -147,7 +149,8 @@ class ColonyConfig:
         return [p.name for p in self.pools.values() if device in p.members]
 
     def device_services(self, device: str) -> dict[str, dict]:
-        return {s.name: dict(s.options) for s in self.services.values() if device in s.devices}
+        return {s.name: {**s.options, **s.device_options.get(device, {})}
+                for s in self.services.values() if device in s.devices}
 
     def with_runtime(self, **changes: Any) -> "ColonyConfig":
         return replace(self, runtime=replace(self.runtime, **changes))
@@ -371,7 +374,7 @@ def _build(data: Mapping[str, Any], source: str) -> ColonyConfig:
         for sname, spec in svc_in.items():
             key = f"services.{sname}"
             spec = _table(spec, key)
-            _unknown(spec, {"devices", "options"}, key)
+            _unknown(spec, {"devices", "options", "device_options"}, key)
             if sname not in known:
                 raise _err(key, f"unknown service {sname!r}", f"use one of {known} (services register with @service)")
             if sname == "objects":
@@ -380,8 +383,14 @@ def _build(data: Mapping[str, Any], source: str) -> ColonyConfig:
                 raise _err(f"{key}.devices", "is missing", "name where it runs: a list of devices, \"all\" or "
                            "\"role:smartnic\"")
             opts = _table(spec.get("options", {}), f"{key}.options")
-            services[sname] = ServicePlacement(sname, _select(spec["devices"], devices, f"{key}.devices"),
-                                               dict(opts))
+            placed = _select(spec["devices"], devices, f"{key}.devices")
+            per_device = {}
+            for dname, dopts in _table(spec.get("device_options", {}), f"{key}.device_options").items():
+                if dname not in placed:
+                    raise _err(f"{key}.device_options.{dname}", "names a device the service is not placed on",
+                               f"use one of {list(placed)}")
+                per_device[dname] = dict(_table(dopts, f"{key}.device_options.{dname}"))
+            services[sname] = ServicePlacement(sname, placed, dict(opts), per_device)
     return ColonyConfig(name=name, namespace=namespace, devices=devices, pools=pools, services=services,
                         runtime=rt, source=source)
 

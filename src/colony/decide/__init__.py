@@ -104,7 +104,7 @@ def decide(est: Estimate, dev: DeviceModels | None, host: DeviceModels | None, l
         pred = predict(est, dev, host, load)
     if placement != "auto":
         if placement not in PLACEMENTS:
-            from colony.query.plan import QueryError
+            from colony.errors import QueryError
             raise QueryError(f"unknown placement {placement!r}; use auto, down, back or split")
         chosen = placement if (placement != "split" or "split" in pred or not pred) else "down"
         why = "forced" if chosen == placement else "forced split, but the plan is all filter/projection: down"

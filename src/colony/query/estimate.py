@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from colony.errors import ColonyError
+from colony.errors import BadPlan, Unsupported
 from colony.query.stats import TableStats
 
 INF = math.inf
@@ -58,14 +58,6 @@ FLIP = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "equal": "equal", "n
 OPS = ("cmp", "logic", "arith", "power", "func", "str", "filter", "take", "scan", "scan_str", "hash_agg",
        "agg_lg", "groups", "sort", "out_cells", "rows", "join_build", "join_probe", "join_lg", "join_out",
        "distinct", "limit", "union")
-
-
-class Unsupported(ColonyError):
-    """The plan holds an operator the estimator does not model (e.g. a join)."""
-
-
-class BadPlan(ColonyError):
-    """Substrait bytes that do not decode to a plan; re-plan the SQL on the client."""
 
 
 def category(fn: str) -> str:

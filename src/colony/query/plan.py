@@ -18,39 +18,7 @@ import pyarrow as pa
 from datafusion import RuntimeEnvBuilder, SessionConfig, SessionContext
 from datafusion import substrait as ss
 
-from colony.errors import ColonyError
-
-
-class QueryError(ColonyError):
-    """Base of query errors."""
-
-
-class SqlError(QueryError):
-    """The SQL does not parse or plan (syntax, unknown table or column, unsupported function)."""
-
-
-class UnknownTable(SqlError):
-    pass
-
-
-class UnknownColumn(SqlError):
-    pass
-
-
-class UnsupportedFunction(SqlError):
-    pass
-
-
-class QueryTimeout(QueryError):
-    pass
-
-
-class ResultTooLarge(QueryError):
-    pass
-
-
-class QueryMemoryExceeded(QueryError):
-    pass
+from colony.errors import QueryError, QueryMemoryExceeded, QueryTimeout, ResultTooLarge, SqlError, UnknownColumn, UnknownTable, UnsupportedFunction
 
 
 @dataclass(frozen=True)
@@ -132,7 +100,7 @@ def register(ctx: SessionContext, name: str, partitions: list[list[pa.Table]], s
 def execute(ctx: SessionContext, plan_bytes: bytes, timeout_s: float | None = None,
             max_result_bytes: int | None = None) -> pa.Table:
     """Run Substrait bytes, streaming batches so timeout and result cap are enforced as we go."""
-    from colony.query.estimate import BadPlan
+    from colony.errors import BadPlan
     try:
         plan = ss.Serde.deserialize_bytes(plan_bytes)
         lp = ss.Consumer.from_substrait_plan(ctx, plan)

@@ -15,16 +15,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from colony.errors import ColonyError
+from colony.errors import ColonyError, StatsError
 
 KLL_K = 400          # rank error ~0.7 %: small selectivities (Q1-like 1 %) stay usable
 THETA_LG_K = 12      # 4096 retained hashes, ~1.6 % relative error on distinct counts
 HIST_BINS = 512      # equi-depth bins drawn from the KLL sketch; uniform within a bin
 STATS_POOL = "__stats__"
-
-
-class StatsError(ColonyError):
-    pass
 
 
 def _numeric(t: pa.DataType) -> bool:

@@ -4,6 +4,6 @@ The only package (with CLI and bench wiring) that imports Ray.
 """
 
 from colony.runtime.actor import DeviceActor, RayPeers, actor_name
-from colony.runtime.client import Colony, DeviceInfo, connect, ray_start_line
+from colony.runtime.client import Colony, connect, ray_start_line
 
-__all__ = ["Colony", "DeviceActor", "DeviceInfo", "RayPeers", "actor_name", "connect", "ray_start_line"]
+__all__ = ["Colony", "DeviceActor", "RayPeers", "actor_name", "connect", "ray_start_line"]

@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -23,10 +23,13 @@ import ray
 
 from colony import codec
 from colony.config import ColonyConfig
+from colony.config.schema import _select
 from colony.pacing import TokenBucket
 from colony.services.base import DeviceContext
+from colony.runtime.futures import resolve
 from colony.services.host import DeviceHost
-from colony.store import ObjectStore
+from colony.services.protocol import DeviceInfo
+from colony.store import Entry, ObjectStore, routing
 from colony.store.objects import clear_spill_dir
 
 
@@ -34,32 +37,85 @@ def actor_name(config: ColonyConfig, device: str) -> str:
     return f"{config.name}:{device}"
 
 
+def device_infos(config: ColonyConfig) -> list[DeviceInfo]:
+    """Every device of ``config`` as the Colony interface describes it."""
+    return [DeviceInfo(name=d.name, role=d.role, label=d.label,
+                       services=tuple(["objects", *config.device_services(d.name)]),
+                       pools=tuple(config.device_pools(d.name)), threads=d.threads)
+            for d in config.devices.values()]
+
+
 class RayPeers:
-    """Device-to-device calls: straight to the other device's actor, never through a client."""
+    """The Colony interface over device actors found by name.
+
+    Devices use it for device-to-device calls (straight to the other device's actor, never
+    through a client); the client :class:`colony.runtime.client.Colony` extends it.
+    """
 
     def __init__(self, config: ColonyConfig, self_name: str | None = None) -> None:
-        self._config = config
+        self.config = config
         self._self = self_name
         self._handles: dict[str, Any] = {}
 
     def handle(self, device: str):
         h = self._handles.get(device)
         if h is None:
-            self._config.device(device)   # UnknownDevice for a wrong name
-            h = ray.get_actor(actor_name(self._config, device), namespace=self._config.namespace)
+            self.config.device(device)   # UnknownDevice for a wrong name
+            h = ray.get_actor(actor_name(self.config, device), namespace=self.config.namespace)
             self._handles[device] = h
         return h
 
+    # -- calls ------------------------------------------------------------------------
     def call(self, device: str, service: str, method: str, *args: Any, **kwargs: Any) -> Any:
-        from colony.runtime.client import _resolve
-        return _resolve(self.handle(device).call.remote(service, method, *args, **kwargs))
+        """Call an endpoint of a service placed on ``device`` and wait for its result."""
+        return resolve(self.handle(device).call.remote(service, method, *args, **kwargs))
 
     def call_async(self, device: str, service: str, method: str, *args: Any, **kwargs: Any):
-        """An ObjectRef; resolve with ``ray.get`` (lets a service fan out to several peers)."""
+        """Start a call; returns a future (a Ray ObjectRef) for :meth:`wait`."""
         return self.handle(device).call.remote(service, method, *args, **kwargs)
 
-    def devices(self) -> list[str]:
-        return list(self._config.devices)
+    def wait(self, futures, timeout: float | None = None):
+        """Results of futures from :meth:`call_async` (a list, or one future)."""
+        return resolve(futures, timeout=timeout)
+
+    def devices(self) -> list[DeviceInfo]:
+        return device_infos(self.config)
+
+    def place(self, service: str, devices: str | Sequence[str] = "all", **options: Any) -> None:
+        """Place a registered service on devices at run time ("all", "role:<role>", names).
+
+        Placements from the configuration come back when Ray restarts a device; run-time
+        placements do not (put lasting ones in the config).
+        """
+        sel = devices if isinstance(devices, str) else list(devices)
+        names = _select(sel, self.config.devices, "place.devices")
+        resolve([self.handle(n).place.remote(service, options) for n in names])
+
+    # -- objects ------------------------------------------------------------------------
+    def owner(self, pool: str, key: str) -> str:
+        p = self.config.pool(pool)
+        return routing.owner(key, p.members, p.policy)
+
+    def put(self, pool: str, key: str, tables, codec: str = "none", threads: int | None = None) -> Entry:
+        """Pack ``tables`` (one or a list) into an object here and store it on the key's owner."""
+        return resolve(self.put_async(pool, key, tables, codec, threads))
+
+    def put_async(self, pool: str, key: str, tables, codec: str = "none", threads: int | None = None):
+        buf = tables if isinstance(tables, pa.Buffer) else pack_tables(tables, codec, threads)
+        return self.handle(self.owner(pool, key)).put.remote(pool, key, buf)
+
+    def get_object(self, pool: str, key: str) -> pa.Buffer:
+        """The packed object (zero-copy view of what the device sent)."""
+        return resolve(self.handle(self.owner(pool, key)).get.remote(pool, key))
+
+    def get(self, pool: str, key: str, verify: bool = True) -> list[pa.Table]:
+        return codec.unpack(self.get_object(pool, key), verify=verify)
+
+
+def pack_tables(tables, codec_name: str, threads: int | None) -> pa.Buffer:
+    if isinstance(tables, (pa.Table, pa.RecordBatch)):
+        tables = [tables]
+    return codec.pack(list(tables), codec_name, threads=threads)
 
 
 def _nbytes(obj: Any) -> int:
@@ -88,7 +144,7 @@ class DeviceActor:
     """A device: its store, its services, its link. Made remote by the client with options."""
 
     def __init__(self, config: ColonyConfig, device: str) -> None:
-        from colony import calibration
+        from colony.cost import suite as calibration
         from colony.runtime import emulation
         self.config = config
         self.spec = config.device(device)
@@ -218,7 +274,7 @@ class DeviceActor:
 
     def calibrate(self, seed: int = 0, quick: bool = False) -> dict:
         """Run the fixed in-device calibration suite (memcpy, IPC, Arrow kernels)."""
-        from colony import calibration
+        from colony.cost import suite as calibration
         return calibration.device_suite(threads=self.spec.threads, seed=seed, quick=quick)
 
     def set_calibration(self, result: dict) -> None:

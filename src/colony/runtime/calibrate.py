@@ -4,7 +4,7 @@ The in-device suite (memcpy, IPC, object format, Arrow kernels) runs inside each
 actor under its real budgets; transfers at several sizes are timed from this client
 over the device's link in both directions (host->device: put + receive + ack;
 device->host: a buffer of that size back). Results go to
-``colony.calibration.path_for(device)`` on this machine and into each device's context.
+``colony.cost.suite.path_for(device)`` on this machine and into each device's context.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import numpy as np
 import pyarrow as pa
 import ray
 
-from colony import calibration
-from colony.runtime.client import Colony, _resolve
+from colony.cost import suite as calibration
+from colony.runtime.client import Colony
+from colony.runtime.futures import resolve as _resolve
 
 
 def _transfers(colony: Colony, device: str, sizes, repeats: int) -> list[dict]:
@@ -43,8 +44,8 @@ def _transfers(colony: Colony, device: str, sizes, repeats: int) -> list[dict]:
 def calibrate(colony: Colony, devices: list[str] | None = None, *, quick: bool = False, repeats: int = 3,
               progress: Callable[[str], None] | None = None) -> dict[str, dict]:
     """Calibrate ``devices`` (default: all) one at a time; returns {device: result}."""
-    names = devices or [d.name for d in colony.devices]
-    infos = {d.name: d for d in colony.devices}
+    names = devices or [d.name for d in colony.devices()]
+    infos = {d.name: d for d in colony.devices()}
     sizes = calibration.QUICK_SIZES if quick else calibration.SIZES
     results = {}
     for name in names:

@@ -9,62 +9,23 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
-import pyarrow as pa
 import ray
 
-from colony import codec
 from colony.config import ColonyConfig
-from colony.config.schema import resolve as resolve_config
-from colony.errors import ColonyError, RuntimeFailure, UnknownDevice
+from colony.config.schema import _select, resolve as resolve_config
+from colony.errors import RuntimeFailure, UnknownDevice
 from colony.runtime import auth
-from colony.runtime.actor import DeviceActor, actor_name
-from colony.runtime.emulation import label
-from colony.store import Entry, routing
+from colony.runtime.tempdir import use_temp_dir
+from colony.runtime.actor import DeviceActor, RayPeers, actor_name
+from colony.runtime.futures import resolve
+from colony.store import Entry
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TEMP_ENV = "COLONY_RAY_TEMP_DIR"
 READY_TIMEOUT_S = 180.0
-
-
-@dataclass(frozen=True)
-class DeviceInfo:
-    """What a client knows about a device (from the configuration, not from measurements)."""
-
-    name: str
-    role: str
-    emulated: bool
-    profile: str
-    threads: int
-    memory: int
-    disk: int
-    link_gbps: float | None
-    resources: Mapping[str, float]
-    pools: tuple[str, ...]
-    services: tuple[str, ...]
-
-    @property
-    def label(self) -> str:
-        return label(self.emulated, self.profile)
-
-
-def _resolve(refs, timeout: float | None = None):
-    """ray.get, with a device's own Colony error re-raised as itself (clean message)."""
-    try:
-        return ray.get(refs, timeout=timeout)
-    except ray.exceptions.RayTaskError as e:
-        cause = getattr(e, "cause", None)
-        if isinstance(cause, ColonyError):
-            raise cause from None
-        raise
-    except ray.exceptions.GetTimeoutError as e:
-        raise RuntimeFailure(f"a device did not answer within {timeout} s; check `colony status`") from e
-    except ray.exceptions.RayActorError as e:
-        raise RuntimeFailure(f"a device actor died or is restarting ({type(e).__name__}): {e.error_msg if hasattr(e, 'error_msg') else e}; "
-                             f"retry once Ray has restarted it, or check `colony status`") from e
 
 
 def _device_resources(config: ColonyConfig) -> dict[str, float]:
@@ -82,14 +43,14 @@ def ray_start_line(config: ColonyConfig, device: str, head_address: str = "<head
     return f"RAY_AUTH_MODE=token ray start --address={head_address} --resources='{res}'"
 
 
-class Colony:
+class Colony(RayPeers):
     """A handle on a running colony. Use :func:`connect` to make one."""
 
     def __init__(self, config: ColonyConfig | Mapping | str | os.PathLike | None = None,
                  address: str | None = None, *, temp_dir: str | None = None, detached: bool = False,
                  object_store_memory: int | None = None, num_cpus: int | None = None,
                  create: bool = True) -> None:
-        self.config = resolve_config(config)
+        super().__init__(resolve_config(config))
         self._create = create
         rt = self.config.runtime
         self.auth_mode = auth.enable(rt.auth)
@@ -113,7 +74,6 @@ class Colony:
                 object_store_memory=object_store_memory or rt.object_store_memory,
                 include_dashboard=False, namespace=self.config.namespace, log_to_driver=False)
             if tmp:
-                from colony.runtime.cluster import use_temp_dir
                 use_temp_dir(tmp)
                 kw["_temp_dir"] = tmp
             try:
@@ -163,7 +123,7 @@ class Colony:
             self._actors[name] = handle
         try:
             names = list(self._actors)
-            _resolve([self._actors[n].ping.remote() for n in names], timeout=READY_TIMEOUT_S)
+            resolve([self._actors[n].ping.remote() for n in names], timeout=READY_TIMEOUT_S)
         except Exception:
             self._kill(self._created)
             raise
@@ -171,15 +131,6 @@ class Colony:
             log.info("attached to running devices %s", sorted(existing))
 
     # -- devices ------------------------------------------------------------------------
-    @property
-    def devices(self) -> list[DeviceInfo]:
-        c = self.config
-        return [DeviceInfo(name=d.name, role=d.role, emulated=d.emulated, profile=d.profile, threads=d.threads,
-                           memory=d.memory, disk=d.disk, link_gbps=d.link_gbps, resources=dict(d.resources),
-                           pools=tuple(c.device_pools(d.name)),
-                           services=tuple(["objects", *c.device_services(d.name)]))
-                for d in c.devices.values()]
-
     def actor(self, device: str):
         try:
             return self._actors[device]
@@ -187,81 +138,42 @@ class Colony:
             raise UnknownDevice(f"unknown device {device!r}; devices in colony {self.config.name!r}: "
                                 f"{sorted(self._actors)}") from None
 
-    # -- services -----------------------------------------------------------------------
-    def call(self, device: str, service: str, method: str, *args: Any, **kwargs: Any) -> Any:
-        """Call an endpoint of a service placed on ``device`` and wait for its result."""
-        return _resolve(self.actor(device).call.remote(service, method, *args, **kwargs))
+    handle = actor   # the Colony interface reaches devices through the actors this client holds
 
-    def call_async(self, device: str, service: str, method: str, *args: Any, **kwargs: Any):
-        """Start a call; returns a future (a Ray ObjectRef) for :meth:`wait`."""
-        return self.actor(device).call.remote(service, method, *args, **kwargs)
-
-    def wait(self, futures, timeout: float | None = None):
-        """Results of futures from :meth:`call_async` (a list, or one future)."""
-        return _resolve(futures, timeout=timeout)
-
-    def place(self, service: str, devices: str | list[str] = "all", **options: Any) -> None:
-        """Place a registered service on devices at run time ("all", "role:<role>", names).
-
-        Placements from the configuration come back when Ray restarts a device; run-time
-        placements do not (put lasting ones in the config).
-        """
-        from colony.config.schema import _select
-        names = _select(devices, self.config.devices, "place.devices")
-        _resolve([self.actor(n).place.remote(service, options) for n in names])
-        self._placed.setdefault(service, set()).update(names)
+    def place(self, service: str, devices: str | Sequence[str] = "all", **options: Any) -> None:
+        super().place(service, devices, **options)
+        sel = devices if isinstance(devices, str) else list(devices)
+        self._placed.setdefault(service, set()).update(_select(sel, self.config.devices, "place.devices"))
 
     # -- objects ---------------------------------------------------------------------------
-    def owner(self, pool: str, key: str) -> str:
-        p = self.config.pool(pool)
-        return routing.owner(key, p.members, p.policy)
-
-    def put(self, pool: str, key: str, tables, codec: str = "none", threads: int | None = None) -> Entry:
-        """Pack ``tables`` (one or a list) into an object here and store it on the key's owner."""
-        dev = self.owner(pool, key)
-        buf = tables if isinstance(tables, pa.Buffer) else _pack(tables, codec, threads)
-        return _resolve(self.actor(dev).put.remote(pool, key, buf))
-
-    def put_async(self, pool: str, key: str, tables, codec: str = "none"):
-        dev = self.owner(pool, key)
-        buf = tables if isinstance(tables, pa.Buffer) else _pack(tables, codec, None)
-        return self.actor(dev).put.remote(pool, key, buf)
-
-    def get_object(self, pool: str, key: str) -> pa.Buffer:
-        """The packed object (zero-copy view of what the device sent)."""
-        return _resolve(self.actor(self.owner(pool, key)).get.remote(pool, key))
-
-    def get(self, pool: str, key: str, verify: bool = True) -> list[pa.Table]:
-        return codec.unpack(self.get_object(pool, key), verify=verify)
-
     def list(self, pool: str, prefix: str = "") -> list[str]:
         p = self.config.pool(pool)
-        parts = _resolve([self.actor(m).call.remote("objects", "list", pool, prefix) for m in p.members])
+        parts = resolve([self.actor(m).call.remote("objects", "list", pool, prefix) for m in p.members])
         return sorted(k for part in parts for k in part)
 
     def entries(self, pool: str, prefix: str = "") -> list[Entry]:
         p = self.config.pool(pool)
-        parts = _resolve([self.actor(m).call.remote("objects", "entries", pool, prefix) for m in p.members])
+        parts = resolve([self.actor(m).call.remote("objects", "entries", pool, prefix) for m in p.members])
         return sorted((e for part in parts for e in part), key=lambda e: e.key)
 
     def drop(self, pool: str, key: str) -> None:
-        _resolve(self.actor(self.owner(pool, key)).call.remote("objects", "drop", pool, key))
+        resolve(self.actor(self.owner(pool, key)).call.remote("objects", "drop", pool, key))
 
     def set_link(self, device: str, gbps: float | None) -> None:
         """Pace ``device``'s link at ``gbps`` Gbit/s from now on (None: unpaced)."""
-        _resolve(self.actor(device).set_link.remote(gbps))
+        resolve(self.actor(device).set_link.remote(gbps))
 
     def set_budget(self, device: str, memory: int | None = None, disk: int | None = None) -> dict:
         """Change ``device``'s memory/disk budgets from now on (bytes); returns its store info."""
-        return _resolve(self.actor(device).set_budget.remote(memory, disk))
+        return resolve(self.actor(device).set_budget.remote(memory, disk))
 
     def info(self, device: str) -> dict:
-        return _resolve(self.actor(device).call.remote("objects", "info"))
+        return resolve(self.actor(device).call.remote("objects", "info"))
 
     def status(self) -> list[dict]:
         """Per device: role, emulation, memory, objects, load (from the device actors)."""
         names = list(self._actors)
-        return _resolve([self._actors[n].status.remote() for n in names], timeout=60)
+        return resolve([self._actors[n].status.remote() for n in names], timeout=60)
 
     # -- injection ---------------------------------------------------------------------------
     def inject(self, data, device: str | None = None, pool: str = "inject", key_prefix: str = "inject/",
@@ -304,12 +216,6 @@ class Colony:
 
     def __exit__(self, *exc) -> None:
         self.shutdown()
-
-
-def _pack(tables, codec_name: str, threads: int | None) -> pa.Buffer:
-    if isinstance(tables, (pa.Table, pa.RecordBatch)):
-        tables = [tables]
-    return codec.pack(list(tables), codec_name, threads=threads)
 
 
 def _same_cluster(address: str) -> bool:

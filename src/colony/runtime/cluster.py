@@ -9,19 +9,12 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Iterator, Mapping
 
 from colony.config import ColonyConfig
 from colony.config.schema import resolve as resolve_config
 from colony.runtime import auth
-
-
-def use_temp_dir(temp_dir: str) -> None:
-    """Keep every Ray file of this process under ``temp_dir`` (sessions, sockets, and the
-    ``ray_current_cluster`` address file Ray otherwise writes to the shared /tmp/ray)."""
-    Path(temp_dir, "ray").mkdir(parents=True, exist_ok=True)
-    os.environ["RAY_TMPDIR"] = temp_dir
+from colony.runtime.tempdir import use_temp_dir
 
 
 def node_layout(config: ColonyConfig, nodes: int) -> list[list[str]]:

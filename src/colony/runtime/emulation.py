@@ -88,8 +88,3 @@ def apply(config: ColonyConfig, device: str) -> Emulation:
     return Emulation(device=device, emulated=spec.emulated, profile=spec.profile, threads=threads,
                      arrow_cpu_count=pa.cpu_count(), datafusion_partitions=threads, affinity=cores,
                      affinity_note=note, link_gbps=spec.link_gbps)
-
-
-def label(emulated: bool, profile: str) -> str:
-    """How output names a device's nature: 'emulated bluefield2' or 'real'."""
-    return f"emulated {profile}" if emulated else "real"

@@ -24,7 +24,8 @@ import ray
 
 from colony import codec as _codec
 from colony.errors import ColonyError, DeviceFull
-from colony.store import Entry, ObjectTooLarge
+from colony.store import Entry
+from colony.errors import ObjectTooLarge
 
 
 class _Full(Exception):

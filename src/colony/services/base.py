@@ -3,29 +3,18 @@
 A service is a class registered by name. A device instantiates the services its
 configuration places on it (never code a client sends), and clients reach them only
 through methods marked :func:`endpoint`. The runtime (Ray actors in production,
-:class:`colony.services.local.LocalColony` in tests) supplies the :class:`Peers`
-through which one device calls another directly (device to device).
+:class:`colony.runtime.local.LocalColony` in tests) supplies the device's peers: a
+:class:`colony.services.protocol.Colony` through which one device calls another directly.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Protocol
+from typing import Any, Callable, ClassVar
 
-from colony.errors import ColonyError
+from colony.errors import ServiceError
+from colony.services.protocol import Colony
 from colony.store import ObjectStore
-
-
-class ServiceError(ColonyError):
-    pass
-
-
-class Peers(Protocol):
-    """Direct calls to services on other devices (device to device, never via a client)."""
-
-    def call(self, device: str, service: str, method: str, *args: Any, **kwargs: Any) -> Any: ...
-
-    def devices(self) -> list[str]: ...
 
 
 @dataclass
@@ -36,7 +25,7 @@ class DeviceContext:
     role: str = "smartnic"            # host | smartnic | csd
     threads: int = 1                  # thread budget for Arrow / DataFusion work
     store: ObjectStore = field(default_factory=ObjectStore)
-    peers: Peers | None = None
+    peers: Colony | None = None
     calibration: dict = field(default_factory=dict)   # persisted calibration results, if any
     workdir: str | None = None        # local disk for spill files / block stores
 
@@ -88,5 +77,5 @@ def _load_builtin() -> None:
 
     import colony.services as pkg
     for m in pkgutil.iter_modules(pkg.__path__):
-        if m.name not in ("base", "host", "local"):
+        if m.name not in ("base", "host", "protocol"):
             importlib.import_module(f"colony.services.{m.name}")

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from colony.services.base import DeviceContext, Service, ServiceError, service_class
+from colony.services.base import DeviceContext, Service, service_class
+from colony.errors import ServiceError
 
 
 class DeviceHost:

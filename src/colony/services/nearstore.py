@@ -58,7 +58,7 @@ class NearStore(Service):
         """Explicit, or this device's index among all devices sorted by name (peers are
         only all known once the colony is up, hence lazily)."""
         if self._device_id is None:
-            names = sorted(self.ctx.peers.devices()) if self.ctx.peers is not None else [self.ctx.name]
+            names = sorted(d.name for d in self.ctx.peers.devices()) if self.ctx.peers is not None else [self.ctx.name]
             self._device_id = names.index(self.ctx.name)
         return self._device_id
 
@@ -85,7 +85,7 @@ class NearStore(Service):
     def _owner(self, dev: int) -> str:
         name = self._directory.get(dev)
         if name is None:
-            for peer in self.ctx.peers.devices():
+            for peer in (d.name for d in self.ctx.peers.devices()):
                 try:
                     info = self.ctx.peers.call(peer, "nearstore", "info")
                 except Exception:

@@ -29,8 +29,9 @@ from colony.cost.models import DeviceModels
 from colony.errors import StaleCalibration
 from colony.decide import Decision, HostLoad, StormPolicy, decide
 from colony.query import plan as qplan
-from colony.query.estimate import BadPlan, estimate, plan_json
-from colony.query.plan import QueryError, UnknownTable
+from colony.query.estimate import estimate, plan_json
+from colony.errors import BadPlan
+from colony.errors import QueryError, UnknownTable
 from colony.query.stats import STATS_POOL, StatsIndex
 from colony.services.base import Service, endpoint, service
 from colony.store.routing import stable_hash

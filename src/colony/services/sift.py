@@ -18,7 +18,8 @@ import numpy as np
 import pyarrow as pa
 
 from colony.services.base import Service, endpoint, service
-from colony.sift import SiftError, SiftNode, SiftPlan
+from colony.sift import SiftNode, SiftPlan
+from colony.errors import SiftError
 
 
 _RUN = re.compile(r"^[A-Za-z0-9_\-]+$")
@@ -63,7 +64,8 @@ class SiftService(Service):
         workdir (needed to survive a restart; costs a local disk write per object).
         """
         if members is None:
-            members = self.ctx.peers.devices() if self.ctx.peers is not None else [self.ctx.name]
+            peers = self.ctx.peers
+            members = [d.name for d in peers.devices()] if peers is not None else [self.ctx.name]
         plan = SiftPlan(k=int(k), n_bins=int(n_bins or len(members)), members=tuple(members), routing=routing)
         if not _RUN.match(run):
             raise SiftError(f"run name {run!r} may only use letters, digits, '_' and '-'")

@@ -31,9 +31,11 @@ import numpy as np
 import pyarrow as pa
 
 from colony import codec
-from colony.sift.partition import SiftError, id_array, routing_value, split_by_ids
+from colony.sift.partition import id_array, routing_value, split_by_ids
+from colony.errors import SiftError
 from colony.sift.plan import BINS_STAGE, SiftPlan, make_key, parse_key
-from colony.store import ObjectStore, UnknownKey
+from colony.store import ObjectStore
+from colony.errors import UnknownKey
 
 OUTBOX = "sift.out"
 BINS = "sift.bins"

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from colony.errors import ColonyError
+from colony.errors import SiftError
 
 MAX_BITS = 16          # 65536-way is far beyond any sensible fan-out
 ID_COLUMN = "particle_id"
@@ -25,10 +25,6 @@ ROUTINGS = ("low", "hash")
 # SplitMix64 finalizer constants: a stable, well-mixed 64-bit hash of the id.
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
-
-
-class SiftError(ColonyError):
-    """Bad sifting input or configuration."""
 
 
 def _check(k: int, shift: int, routing: str) -> None:

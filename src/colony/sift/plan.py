@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from colony.sift.partition import MAX_BITS, ROUTINGS, SiftError
+from colony.sift.partition import MAX_BITS, ROUTINGS
+from colony.errors import SiftError
 
 BINS_STAGE = "bins"
 _SOURCE = re.compile(r"^[A-Za-z0-9_\-:]+$")

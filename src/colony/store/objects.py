@@ -26,35 +26,12 @@ from urllib.parse import quote, unquote
 import pyarrow as pa
 
 from colony import codec
-from colony.errors import CodecError, ColonyError
+from colony.errors import CodecError, ObjectTooLarge, StoreError, UnknownKey, UnknownPool
 
 log = logging.getLogger(__name__)
 
 SPILL_SUFFIX = ".clny"
 _MAX_NAME = 200
-
-
-class StoreError(ColonyError):
-    pass
-
-
-class UnknownPool(StoreError):
-    pass
-
-
-class UnknownKey(StoreError):
-    pass
-
-
-class ObjectTooLarge(StoreError):
-    """The object fits neither the memory budget nor the free spill space.
-
-    ``size`` and ``capacity`` (memory + disk budget) tell a producer whether waiting can
-    ever help (back-pressure) or the object can never fit.
-    """
-
-    size: int = 0
-    capacity: int = 0
 
 
 def _too_large(size: int, capacity: int, message: str) -> ObjectTooLarge:

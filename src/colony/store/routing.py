@@ -11,14 +11,10 @@ import hashlib
 import re
 from typing import Sequence
 
-from colony.errors import ColonyError
+from colony.errors import RoutingError
 
 POLICIES = ("tft", "hash")
 _TAG = re.compile(r"(\d+)$")
-
-
-class RoutingError(ColonyError):
-    pass
 
 
 def key_tag(key: str) -> int:

@@ -1,0 +1,270 @@
+"""Client side of in-transit queries: plan SQL, send it to the device holding the data,
+finish pushed-back or split work on the host, and measure every term.
+
+Works on any colony-like object with ``call(device, service, method, ...)`` and
+``devices()`` (colony.connect's Colony, LocalColony, or EmulatedLink around one).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from colony import codec
+from colony.query import plan as qplan
+from colony.query.plan import TableSpec
+from colony.errors import QueryError, UnknownTable
+
+
+@dataclass
+class QueryResult:
+    table: pa.Table | None
+    placement: str
+    decision: dict
+    actual: dict                                  # measured seconds per term, and "total"
+    device: str
+    sql: str = ""
+    est_rows: float = 0.0
+    explain_only: bool = False
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def predicted_total(self) -> float | None:
+        p = self.decision.get("predicted", {}).get(self.placement)
+        return p["total"] if p else None
+
+    def to_dict(self) -> dict:
+        return {"sql": self.sql, "device": self.device, "placement": self.placement,
+                "reason": self.decision.get("reason"), "est_rows": self.est_rows,
+                "rows": None if self.table is None else self.table.num_rows,
+                "predicted": self.decision.get("predicted"), "actual": self.actual,
+                "supported": self.decision.get("estimate", {}).get("supported", True),
+                "estimate_reason": self.decision.get("estimate", {}).get("reason", ""),
+                "ops": self.decision.get("estimate", {}).get("ops")}
+
+
+class QueryClient:
+    """Runs SQL over tables bound to pool/key patterns in a colony."""
+
+    def __init__(self, colony, host: str, tables: dict[str, TableSpec] | None = None, storm: dict | None = None,
+                 send_load: bool = True):
+        """``send_load=False`` leaves the host's load report out of requests (the naive engine,
+        for measuring push-back storms)."""
+        self.send_load = send_load
+        self.colony = colony
+        self.host = host
+        self.tables = tables or {"particles": TableSpec("particles", "particles", "*")}
+        self.storm = storm
+        self._where: dict | None = None
+
+    def _specs(self) -> dict:
+        return {n: (t.pool, t.pattern) for n, t in self.tables.items()}
+
+    def locate(self, refresh: bool = False) -> dict:
+        """Which devices hold objects of each table, and the tables' schemas."""
+        if self._where is not None and not refresh:
+            return self._where
+        where: dict = {n: [] for n in self.tables}
+        schemas: dict = {}
+        for dev in (d.name for d in self.colony.devices()):
+            if dev == self.host:
+                continue
+            info = self.colony.call(dev, "query", "describe", self._specs())
+            for name, d in info.items():
+                if d.get("objects"):
+                    where[name].append(dev)
+                    schemas.setdefault(name, pa.ipc.read_schema(pa.py_buffer(d["schema"])))
+        self._where = {"devices": where, "schemas": schemas}
+        return self._where
+
+    def plan(self, sql: str) -> tuple[bytes, str]:
+        plan_bytes, devs = self.plan_multi(sql)
+        if len(devs) != 1:
+            raise QueryError(f"query spans devices {devs}; use query(), which combines them on the host")
+        return plan_bytes, devs[0]
+
+    def plan_multi(self, sql: str) -> tuple[bytes, list[str]]:
+        loc = self.locate()
+        plan_bytes = qplan.to_substrait(sql, loc["schemas"] or {})
+        from colony.query.estimate import plan_json
+        pj = plan_json(plan_bytes)
+        used = _tables_in(pj)
+        devs = sorted({d for t in used for d in loc["devices"].get(t, [])})
+        missing = [t for t in used if not loc["devices"].get(t)]
+        if missing:
+            raise UnknownTable(f"no device holds objects for table(s) {missing}; load data first")
+        return plan_bytes, devs
+
+    def query(self, sql: str, placement: str = "auto", explain: bool = False) -> QueryResult:
+        t_start = time.perf_counter()
+        plan_bytes, devs = self.plan_multi(sql)
+        if not devs:                               # reads no table (select 1): the host answers
+            h = self.colony.call(self.host, "query", "run_pushed", plan_bytes, {})
+            return QueryResult(h["result"], "host", {"placement": "host", "reason": "reads no table",
+                                                     "predicted": {}, "estimate": {"supported": True}},
+                               {"exec_host": h["exec_host"], "total": time.perf_counter() - t_start},
+                               self.host, sql, float(h["result"].num_rows))
+        if len(devs) > 1:
+            return self._query_multi(sql, plan_bytes, devs, placement, explain, t_start)
+        dev = devs[0]
+        load = self.colony.call(self.host, "query", "load") if self.send_load else None
+        tables = {n: list(s) for n, s in self._specs().items()}
+        storm = dict(self.storm, host=self.host) if self.storm else None
+        if explain:
+            r = self.colony.call(dev, "query", "explain", plan_bytes, tables, placement, load, storm)
+            return QueryResult(None, r["decision"]["placement"], r["decision"], {}, dev, sql,
+                               r["decision"]["estimate"]["rows"], True, {"estimate_cpu_s": r["estimate_cpu_s"]})
+        t0 = time.perf_counter()
+        r = self.colony.call(dev, "query", "execute", plan_bytes, tables, placement, load, storm)
+        call_s = time.perf_counter() - t0
+        act = dict(r["actual"])
+        act["transfer"] = max(0.0, call_s - act.get("device_total", 0.0))
+        pl = r["decision"]["placement"]
+        if pl == "down":
+            t0 = time.perf_counter()
+            table = codec.unpack(r["result"], verify=False)[0]
+            act["deser_host"] = time.perf_counter() - t0
+        else:
+            inputs = r["objects"] if pl == "back" else qplan.split_inputs(r["result"])
+            h = self.colony.call(self.host, "query", "run_pushed", r["plan"], inputs, r.get("reserved", False))
+            table = h["result"]
+            act.update(deser_host=h["deser_host"], exec_host=h["exec_host"], host_threads=h["threads"],
+                       wait=max(0.0, h.get("queued_s", 0.0)))
+        act["total"] = time.perf_counter() - t_start
+        return QueryResult(table, pl, r["decision"], act, dev, sql, r["est_rows"],
+                           extra={"estimate_cpu_s": r["estimate_cpu_s"]})
+
+
+    def _query_multi(self, sql, plan_bytes, devs, placement, explain, t_start) -> QueryResult:
+        """A table spread over several devices: each device runs (or hands back) the
+        filter/projection part over its own objects; the host combines.
+
+        - all-filter/projection plan: each device decides down/back for the whole plan and
+          the results concatenate;
+        - plan with a cut point: each device decides for the lower part, the host runs the
+          upper part over the union of the lower results;
+        - anything else (e.g. a union of tables at the top): every device hands back and the
+          host runs the whole plan over the union of the objects.
+        """
+        from colony.query.estimate import is_pure, plan_json
+        pj = plan_json(plan_bytes)
+        root = pj["relations"][0]["root"]["input"]
+        tables = {n: list(s) for n, s in self._specs().items()}
+        load = self.colony.call(self.host, "query", "load")
+        storm = dict(self.storm, host=self.host) if self.storm else None
+        if is_pure(root):
+            lower, template = plan_bytes, None
+        else:
+            cut = qplan.split_plans(plan_bytes)      # one cut per device is combined here
+            lower, template = (cut[0][0], cut[1]) if cut and len(cut[0]) == 1 else (None, None)
+        per_dev = "back" if lower is None else ("down" if placement in ("down", "split") else placement)
+        if explain:
+            decs = {d: self.colony.call(d, "query", "explain", lower or plan_bytes, tables, per_dev, load, storm)
+                    for d in devs}
+            first = next(iter(decs.values()))["decision"]
+            return QueryResult(None, "multi", {**first, "per_device": {d: v["decision"] for d, v in decs.items()},
+                                               "reason": "table spans devices " + ", ".join(devs)},
+                               {}, ",".join(devs), sql, sum(v["decision"]["estimate"]["rows"] for v in decs.values()),
+                               True)
+        pieces, raw, decisions, act = [], {}, {}, {"per_device": {}}
+        for d in devs:
+            t0 = time.perf_counter()
+            r = self.colony.call(d, "query", "execute", lower or plan_bytes, tables, per_dev, load, storm)
+            a = dict(r["actual"], call_s=time.perf_counter() - t0)
+            act["per_device"][d] = a
+            decisions[d] = r["decision"]
+            if r["decision"]["placement"] == "back":
+                for name, bufs in r["objects"].items():
+                    raw.setdefault(name, []).extend(bufs)
+            else:
+                pieces.append(r["result"])
+        if raw:
+            if lower is None:                      # host runs everything over all objects
+                h = self.colony.call(self.host, "query", "run_pushed", plan_bytes, raw)
+                table = h["result"]
+                act["exec_host"] = h["exec_host"]
+                pieces = []
+            else:
+                h = self.colony.call(self.host, "query", "run_pushed", lower, raw)
+                pieces.append(codec.pack([h["result"]]))
+                act["exec_host_lower"] = h["exec_host"]
+        if lower is not None:
+            tabs = [codec.unpack(b, verify=False)[0] for b in pieces]
+            if template is None:
+                table = pa.concat_tables(tabs) if tabs else None
+            else:
+                up = qplan.upper_plan(template, [tabs[0].schema])
+                h = self.colony.call(self.host, "query", "run_pushed", up, {qplan.split_table(0): pieces})
+                table = h["result"]
+                act["exec_host"] = h["exec_host"]
+        act["total"] = time.perf_counter() - t_start
+        placements = sorted({v["placement"] for v in decisions.values()})
+        dec = {"placement": "multi", "reason": f"table spans {len(devs)} devices; per device: "
+               + ", ".join(f"{d}={v['placement']}" for d, v in decisions.items()),
+               "predicted": {}, "per_device": decisions, "estimate": {"supported": True}}
+        return QueryResult(table, "+".join(placements), dec, act, ",".join(devs), sql,
+                           sum(v["estimate"]["rows"] for v in decisions.values()))
+
+
+def _tables_in(pj: dict) -> list[str]:
+    out: list[str] = []
+
+    def walk(o):
+        if isinstance(o, dict):
+            if "namedTable" in o:
+                out.extend(o["namedTable"].get("names", [])[-1:])
+            for v in o.values():
+                walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+    walk(pj.get("relations", []))
+    return sorted(set(out))
+
+
+def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate: bool = False,
+                      on_calibrate=None) -> bool:
+    """Calibrate every device unless all have models (cached per device); otherwise just hand
+    the host's models to the devices. Returns whether it calibrated."""
+    have = all(colony.call(d.name, "query", "health")["calibrated"] for d in colony.devices())
+    if recalibrate or not have:
+        if on_calibrate:
+            on_calibrate()
+        calibrate_colony(colony, host, n_runs=n_runs, max_rows=max_rows)
+        return True
+    hm = colony.call(host, "query", "models_json")
+    for d in colony.devices():
+        if d.name != host:
+            colony.call(d.name, "query", "set_host_models", hm)
+    return False
+
+
+def calibrate_colony(colony, host: str, n_runs: int = 120, max_rows: int = 400_000, seed: int = 0,
+                     devices: list[str] | None = None, progress=None) -> dict:
+    """Calibrate every device on itself, measure each link from the host, install host models on devices."""
+    from colony.cost.calibrate import calibrate_link
+    devices = devices or [d.name for d in colony.devices()]
+    out = {}
+    for i, d in enumerate([host] + [x for x in devices if x != host]):
+        out[d] = colony.call(d, "query", "calibrate", n_runs=n_runs, max_rows=max_rows, seed=seed + i)
+        if progress:
+            progress(d)
+    for d in devices:
+        if d == host:
+            continue
+
+        def fetch(n, d=d):
+            t0 = time.perf_counter()
+            colony.call(d, "query", "blob", n)
+            return time.perf_counter() - t0
+        link, rep = calibrate_link(fetch, seed=seed)
+        colony.call(d, "query", "set_link", link.to_json(), rep)
+        colony.call(d, "query", "set_host_models", out[host])
+        out[d] = colony.call(d, "query", "models_json")
+    return out
+
+
+_ = np

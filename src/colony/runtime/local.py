@@ -1,0 +1,89 @@
+"""An in-process colony: every device a DeviceHost in this process (tests, no Ray).
+
+It implements the whole :class:`colony.services.protocol.Colony` interface from the same
+:class:`colony.config.ColonyConfig` the Ray runtime reads, so a driver or a service runs
+unchanged on both. Devices are not weakened here (no thread budgets, no paced link, no
+memory budget): timings measured on it are the host's own.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from typing import Any, Mapping, Sequence
+
+import pyarrow as pa
+
+from colony import codec as _codec
+from colony.config import ColonyConfig
+from colony.config.schema import _select, resolve
+from colony.errors import UnknownDevice
+from colony.services.base import DeviceContext, service_class
+from colony.services.host import DeviceHost
+from colony.services.protocol import DeviceInfo
+from colony.store import Entry, ObjectStore, routing
+
+
+class LocalColony:
+    """Devices by name; ``call`` goes straight to the device's DeviceHost, in this thread."""
+
+    def __init__(self, config: ColonyConfig | Mapping | None = None) -> None:
+        self.config = resolve(config)
+        self.hosts: dict[str, DeviceHost] = {}
+        for name, spec in self.config.devices.items():
+            store = ObjectStore(name)
+            for pool in self.config.device_pools(name):
+                store.create_pool(pool)
+            ctx = DeviceContext(name=name, role=spec.role, threads=spec.threads, store=store, peers=self,
+                                workdir=spec.spill_dir if spec.spill_explicit else None)
+            self.hosts[name] = DeviceHost(ctx, {"objects": {}, **self.config.device_services(name)})
+
+    # -- devices ------------------------------------------------------------------------
+    def devices(self) -> list[DeviceInfo]:
+        return [DeviceInfo(name=n, role=s.role, label=s.label, services=tuple(self.hosts[n].services),
+                           pools=tuple(self.config.device_pools(n)), threads=s.threads)
+                for n, s in self.config.devices.items()]
+
+    def host(self, device: str) -> DeviceHost:
+        try:
+            return self.hosts[device]
+        except KeyError:
+            raise UnknownDevice(f"unknown device {device!r}; devices: {sorted(self.hosts)}") from None
+
+    def store(self, device: str) -> ObjectStore:
+        return self.host(device).ctx.store
+
+    # -- calls --------------------------------------------------------------------------
+    def call(self, device: str, service: str, method: str, *args: Any, **kwargs: Any) -> Any:
+        return self.host(device).call(service, method, *args, **kwargs)
+
+    def call_async(self, device: str, service: str, method: str, *args: Any, **kwargs: Any) -> Future:
+        """Runs the call now, in this thread (devices take turns), and returns its settled future."""
+        fut: Future = Future()
+        try:
+            fut.set_result(self.call(device, service, method, *args, **kwargs))
+        except BaseException as e:   # noqa: BLE001 - handed to the caller by wait()
+            fut.set_exception(e)
+        return fut
+
+    def wait(self, futures: Future | Sequence[Future], timeout: float | None = None) -> Any:
+        if isinstance(futures, Future):
+            return futures.result(timeout)
+        return [f.result(timeout) for f in futures]
+
+    def place(self, service: str, devices: str | Sequence[str] = "all", **options: Any) -> None:
+        cls = service_class(service)
+        sel = devices if isinstance(devices, str) else list(devices)
+        for name in _select(sel, self.config.devices, "place.devices"):
+            h = self.hosts[name]
+            h.services[service] = cls(h.ctx, **options)
+
+    # -- objects ------------------------------------------------------------------------
+    def owner(self, pool: str, key: str) -> str:
+        p = self.config.pool(pool)
+        return routing.owner(key, p.members, p.policy)
+
+    def put(self, pool: str, key: str, tables: Any, codec: str = "none") -> Entry:
+        return self.store(self.owner(pool, key)).put(pool, key, tables, codec)
+
+    def get(self, pool: str, key: str) -> list[pa.Table]:
+        return _codec.unpack(self.store(self.owner(pool, key)).get(pool, key))
