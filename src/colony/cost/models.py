@@ -189,6 +189,13 @@ class DeviceModels:
     exec_linear: object | None = None         # a linear model (OpsExec/NNLSExec), used beyond the calibrated sizes
     rows_max: float = 0.0                     # largest input calibrated
     setup: LinearModel | None = None          # seconds to map stored objects into an engine, per batch
+    # measured total = a + b * predicted total, per placement, fitted on probe queries sent
+    # through the call path queries take (call, queueing, (de)serialization, pacing)
+    call_path: dict = field(default_factory=dict)
+
+    def predict_total(self, placement: str, raw: float) -> float:
+        m = self.call_path.get(placement)
+        return float(m["a"] + m["b"] * raw) if m else raw
 
     def predict_setup(self, rows: float, objects: int) -> float:
         """Decode stored objects (zero copy) and register them: fig 5.11's raw-data deserialization."""
@@ -222,7 +229,7 @@ class DeviceModels:
                 "ser_time": self.ser_time.to_json(), "ser_bytes": self.ser_bytes.to_json(),
                 "deser_s": self.deser_s, "link": self.link.to_json() if self.link else None,
                 "report": self.report, "rows_max": self.rows_max,
-                "setup": self.setup.to_json() if self.setup else None,
+                "setup": self.setup.to_json() if self.setup else None, "call_path": self.call_path,
                 "exec_linear": self.exec_linear.to_json() if self.exec_linear else None}
 
     @classmethod
@@ -234,7 +241,7 @@ class DeviceModels:
                    ser_time=LinearModel(**d["ser_time"]), ser_bytes=LinearModel(**d["ser_bytes"]),
                    deser_s=d["deser_s"], link=LinearModel(**d["link"]) if d.get("link") else None,
                    report=d.get("report", {}), rows_max=d.get("rows_max", 0.0),
-                   setup=LinearModel(**d["setup"]) if d.get("setup") else None,
+                   setup=LinearModel(**d["setup"]) if d.get("setup") else None, call_path=d.get("call_path") or {},
                    exec_linear=exec_from_json(d["exec_linear"]) if d.get("exec_linear") else None)
 
     def save(self, path) -> None:

@@ -84,8 +84,10 @@ def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad
                         "ser": dev.predict_ser(sb), "transfer": dev.predict_transfer(sb),
                         "deser_host": host.deser_s, "wait": wait,
                         "exec_host": host.predict_exec(est.upper_ops, threads), "bytes": sb}
-    for v in out.values():
-        v["total"] = float(sum(x for k, x in v.items() if k != "bytes"))
+    for pl, v in out.items():
+        raw = float(sum(x for k, x in v.items() if k != "bytes"))
+        v["call"] = dev.predict_total(pl, raw) - raw       # calibrated call-path overhead (may be < 0)
+        v["total"] = raw + v["call"]
     return out
 
 

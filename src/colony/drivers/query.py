@@ -263,7 +263,62 @@ def calibrate_colony(colony, host: str, n_runs: int = 120, max_rows: int = 400_0
         link, rep = calibrate_link(fetch, seed=seed)
         colony.call(d, "query", "set_link", link.to_json(), rep)
         colony.call(d, "query", "set_host_models", out[host])
-        out[d] = colony.call(d, "query", "models_json")
+    calibrate_call_path(colony, host, [d for d in devices if d != host],
+                        sizes=(max(5_000, max_rows // 20), max(10_000, max_rows // 4)), seed=seed)
+    for d in devices:
+        if d != host:
+            out[d] = colony.call(d, "query", "models_json")
+    return out
+
+
+PROBES = ("select * from particles where x < {p}",
+          "select particle_id & 15 as g, count(*), avg(vx) from particles where y < {p} group by g",
+          "select id, x * 2, vy from particles where z < {p}",
+          "select count(*) from particles where abs(vx) < {va}")
+PROBE_POOL = "__colony_probe__"
+
+
+def calibrate_call_path(colony, host: str, devices: list[str], sizes=(40_000, 300_000), seed: int = 0) -> dict:
+    """Send probe queries through the path real queries take (this client, the runtime's
+    calls and links, the device's queue, the host's engine) under every placement, and fit
+    measured = a + b * predicted per placement; the device adds it to its predictions."""
+    from colony.cost.calibrate import fill
+    from colony.cost.models import LinearModel, ape
+    from colony.data import uniform
+    rng = np.random.Generator(np.random.SFC64(seed + 17))
+    out = {}
+    for d in devices:
+        pts: dict = {pl: ([], []) for pl in ("down", "back", "split")}
+        for i, n in enumerate(sizes):
+            t = uniform(n, seed=seed + i, n_particles=max(1, n // 4))
+            keys = [f"probe-{i}-{j}" for j in range(2)]
+            for j, k in enumerate(keys):
+                colony.call(d, "query", "probe_table", PROBE_POOL, k, t.slice(j * n // 2, n // 2))
+            client = QueryClient(colony, host, {"particles": TableSpec("particles", PROBE_POOL, "*")})
+            try:
+                for tpl in PROBES:
+                    sql = fill(tpl, rng)
+                    client.query(sql, "down")                      # warm the engine and caches
+                    for pl in pts:
+                        r = client.query(sql, pl)
+                        if r.placement != pl:
+                            continue
+                        p = r.decision["predicted"][pl]
+                        pts[pl][0].append(p["total"] - p.get("call", 0.0))
+                        pts[pl][1].append(r.actual["total"])
+            finally:
+                for k in keys:
+                    colony.call(d, "query", "probe_table", PROBE_POOL, k, None)
+        fits, report = {}, {}
+        for pl, (raw, act) in pts.items():
+            if len(raw) < 3:
+                continue
+            m = LinearModel.fit(raw, act)
+            fits[pl] = m.to_json()
+            report[pl] = {"n": len(raw), "ape_before_median": float(np.median(ape(raw, act))),
+                          "ape_after_median": float(np.median(ape(m.predict(raw), act)))}
+        colony.call(d, "query", "set_call_path", fits, report)
+        out[d] = report
     return out
 
 

@@ -119,6 +119,29 @@ class QueryService(Service):
         self._persist()
 
     @endpoint
+    def set_call_path(self, fits: dict, report: dict | None = None) -> None:
+        """Install the per-placement call-path correction the client fitted on probe queries."""
+        if self.models is None:
+            raise QueryError(f"calibrate device {self.ctx.name!r} before installing its call-path model")
+        self.models.call_path = dict(fits)
+        if report:
+            self.models.report["call_path"] = report
+        self._persist()
+
+    @endpoint
+    def probe_table(self, pool: str, key: str, table: pa.Table | None) -> None:
+        """Put (or, with None, drop) a probe object for call-path calibration in a pool of
+        this device's own store."""
+        store = self.ctx.store
+        if table is None:
+            if pool in store.pools() and key in store.list(pool):
+                store.drop(pool, key)
+            return
+        if pool not in store.pools():
+            store.create_pool(pool)
+        store.put(pool, key, table)
+
+    @endpoint
     def set_host_models(self, models: dict) -> None:
         """The host's calibrated models, as data (JSON), used to price push-back and split."""
         self.host_models = DeviceModels.from_json(models)
