@@ -194,7 +194,7 @@ class DeviceModels:
     call_path: dict = field(default_factory=dict)
 
     def predict_total(self, placement: str, raw: float) -> float:
-        m = self.call_path.get(placement)
+        m = self.call_path.get(placement) or (self.call_path.get("back") if placement == "split" else None)
         return float(m["a"] + m["b"] * raw) if m else raw
 
     def predict_setup(self, rows: float, objects: int) -> float:

@@ -36,12 +36,21 @@ class QueryResult:
         p = self.decision.get("predicted", {}).get(self.placement)
         return p["total"] if p else None
 
+    @property
+    def job(self) -> dict:
+        """The job's size for schedulers: op vector, predicted device-seconds, bytes read."""
+        est = self.decision.get("estimate", {})
+        down = self.decision.get("predicted", {}).get("down") or {}
+        return {"ops": est.get("ops"), "device_s": down.get("exec"), "input_bytes": est.get("input_bytes"),
+                "result_bytes": down.get("bytes"), "input_rows": est.get("input_rows")}
+
     def to_dict(self) -> dict:
         return {"sql": self.sql, "device": self.device, "placement": self.placement,
                 "reason": self.decision.get("reason"), "est_rows": self.est_rows,
                 "rows": None if self.table is None else self.table.num_rows,
                 "predicted": self.decision.get("predicted"), "actual": self.actual,
                 "supported": self.decision.get("estimate", {}).get("supported", True),
+                "job": self.job,
                 "estimate_reason": self.decision.get("estimate", {}).get("reason", ""),
                 "ops": self.decision.get("estimate", {}).get("ops")}
 
@@ -274,6 +283,8 @@ def calibrate_colony(colony, host: str, n_runs: int = 120, max_rows: int = 400_0
 PROBES = ("select * from particles where x < {p}",
           "select particle_id & 15 as g, count(*), avg(vx) from particles where y < {p} group by g",
           "select id, x * 2, vy from particles where z < {p}",
+          "select id, x from particles where y < {p} order by x limit 100",
+          "select particle_id & 4095 as g, max(x) from particles where z < {p} group by g",
           "select count(*) from particles where abs(vx) < {va}")
 PROBE_POOL = "__colony_probe__"
 
