@@ -199,3 +199,7 @@ class ObjectTooLarge(StoreError):
 class StaleCalibration(ColonyError):
     """A stored calibration no longer matches this device or this build (different features,
     fingerprint or software); recalibrate (``colony query --recalibrate``)."""
+
+
+class DeviceBusy(QueryError):
+    """The device's bounded query queue is full; retry later or run the query with placement back."""

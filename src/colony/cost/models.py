@@ -175,6 +175,40 @@ class LinearModel:
 
 
 @dataclass
+class Residuals:
+    """Online correction: per operator family (the op-vector feature that dominates a query's
+    predicted cost), an exponentially decaying mean of log(actual / predicted) execution time,
+    bounded to [1/bound, bound]. ``drift`` flags a family whose correction stays beyond
+    ``drift_at`` after ``min_n`` queries: the calibration no longer describes the device."""
+
+    alpha: float = 0.2
+    bound: float = 2.0
+    drift_at: float = 1.5
+    min_n: int = 10
+    state: dict = field(default_factory=dict)        # family -> {"log": float, "n": int}
+
+    def factor(self, family: str | None) -> float:
+        st = self.state.get(family) if family else None
+        return float(np.exp(st["log"])) if st else 1.0
+
+    def update(self, family: str, predicted: float, actual: float) -> None:
+        if predicted <= 0 or actual <= 0:
+            return
+        st = self.state.setdefault(family, {"log": 0.0, "n": 0})
+        lim = float(np.log(self.bound))
+        st["log"] = float(np.clip((1 - self.alpha) * st["log"] + self.alpha * (st["log"] + np.log(actual / predicted)),
+                                  -lim, lim))
+        st["n"] += 1
+
+    def drifted(self) -> list[str]:
+        lim = float(np.log(self.drift_at))
+        return [f for f, st in self.state.items() if st["n"] >= self.min_n and abs(st["log"]) > lim]
+
+    def to_json(self) -> dict:
+        return {f: {"factor": round(float(np.exp(st["log"])), 4), "n": st["n"]} for f, st in self.state.items()}
+
+
+@dataclass
 class DeviceModels:
     """Everything the decision engine needs to price work on one device."""
 
@@ -192,6 +226,17 @@ class DeviceModels:
     # measured total = a + b * predicted total, per placement, fitted on probe queries sent
     # through the call path queries take (call, queueing, (de)serialization, pacing)
     call_path: dict = field(default_factory=dict)
+    residuals: Residuals = field(default_factory=Residuals)   # online correction, not persisted
+
+    def family(self, ops: dict, threads: int | None = None) -> str | None:
+        """The operator family that dominates this op vector's predicted execution time."""
+        lin = self.exec if isinstance(self.exec, OpsExec) else self.exec_linear
+        if not isinstance(lin, OpsExec):
+            return None
+        x = _x(ops)
+        t = float(threads or self.threads)
+        share = x * (np.asarray(lin.serial) + np.asarray(lin.parallel) / max(t, 1.0))
+        return FEATURES[int(np.argmax(share))] if share.max() > 0 else None
 
     def predict_total(self, placement: str, raw: float) -> float:
         m = self.call_path.get(placement) or (self.call_path.get("back") if placement == "split" else None)
@@ -212,7 +257,8 @@ class DeviceModels:
         if (self.exec_linear is not None and isinstance(m, ForestExec) and self.rows_max
                 and ops.get("rows", 0.0) > 1.2 * self.rows_max):
             m = self.exec_linear
-        return float(max(m.predict(_x(ops)[None, :], t)[0], 0.0))
+        raw = float(max(m.predict(_x(ops)[None, :], t)[0], 0.0))
+        return raw * self.residuals.factor(self.family(ops, threads))
 
     def predict_bytes(self, rows: float, width: float) -> float:
         return float(max(self.ser_bytes.predict(rows * width), 0.0))

@@ -238,7 +238,9 @@ def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate
                       on_calibrate=None) -> bool:
     """Calibrate every device unless all have models (cached per device); otherwise just hand
     the host's models to the devices. Returns whether it calibrated."""
-    have = all(colony.call(d.name, "query", "health")["calibrated"] for d in colony.devices())
+    health = [colony.call(d.name, "query", "health") for d in colony.devices()]
+    # a device whose online correction drifted past its bound is recalibrated too
+    have = all(h["calibrated"] and not h.get("drift") for h in health)
     if recalibrate or not have:
         if on_calibrate:
             on_calibrate()

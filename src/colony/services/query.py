@@ -26,8 +26,8 @@ import pyarrow as pa
 
 from colony import codec
 from colony.cost.models import DeviceModels
-from colony.errors import StaleCalibration
-from colony.decide import Decision, HostLoad, StormPolicy, decide
+from colony.errors import DeviceBusy, StaleCalibration
+from colony.decide import Decision, DeviceLoad, HostLoad, StormPolicy, decide
 from colony.query import plan as qplan
 from colony.query.estimate import estimate, plan_json
 from colony.errors import BadPlan
@@ -61,6 +61,10 @@ class QueryService(Service):
         self.memory_limit = int(options.get("memory_limit", 1 << 30))
         self.max_result_bytes = int(options.get("max_result_bytes", 1 << 30))
         self.admission_limit = int(options.get("admission_limit", 4))
+        self.max_queue = int(options.get("max_queue", 64))          # queries admitted on this device at once
+        self.policy = str(options.get("policy", "latency"))
+        self._dev_inflight = 0
+        self._dev_service_s = 0.0
         self.models_dir = options.get("models_dir") or (os.path.join(ctx.workdir, "models") if ctx.workdir else None)
         self.models: DeviceModels | None = None
         self.host_models: DeviceModels | None = None
@@ -222,7 +226,10 @@ class QueryService(Service):
         pol = StormPolicy(**{k: v for k, v in storm.items() if k in ("mode", "limit", "beta")}) if storm else None
         with self._lock:                       # one generator, many request threads
             rng = np.random.Generator(np.random.SFC64(int(self._rng.integers(1 << 62))))
-        dec = decide(est, self.models, self.host_models, load, placement, pol, rng)
+            dev_load = DeviceLoad(queue_depth=max(0, self._dev_inflight - 1), service_s=self._dev_service_s,
+                                  threads=self.ctx.threads, limit=self.max_queue)
+        policy = (storm or {}).get("policy") or self.policy
+        dec = decide(est, self.models, self.host_models, load, placement, pol, rng, dev_load, policy)
         return pj, est, dec, time.process_time() - t0
 
     @endpoint
@@ -245,7 +252,27 @@ class QueryService(Service):
     @endpoint
     def execute(self, plan_bytes: bytes, tables: dict, placement: str = "auto", host_load: dict | None = None,
                 storm: dict | None = None) -> dict:
-        """Decide and run. Returns the result (down/split) or the raw objects (back), with timings."""
+        """Decide and run. Returns the result (down/split) or the raw objects (back), with timings.
+
+        Admits at most ``max_queue`` queries at once (DeviceBusy beyond); the queue ahead enters
+        the predicted device time; each run's measured execution corrects the model online."""
+        with self._lock:
+            if self._dev_inflight >= self.max_queue:
+                raise DeviceBusy(f"device {self.ctx.name!r} has {self._dev_inflight} queries queued (limit "
+                                 f"{self.max_queue}); retry later or run with placement back")
+            self._dev_inflight += 1
+        try:
+            out = self._execute(plan_bytes, tables, placement, host_load, storm)
+        finally:
+            with self._lock:
+                self._dev_inflight -= 1
+        took = out["actual"].get("device_total", 0.0)
+        with self._lock:
+            self._dev_service_s = 0.8 * self._dev_service_s + 0.2 * took if self._dev_service_s else took
+        return out
+
+    def _execute(self, plan_bytes: bytes, tables: dict, placement: str, host_load: dict | None,
+                 storm: dict | None) -> dict:
         t_start = time.perf_counter()
         pj, est, dec, est_cpu = self._plan(plan_bytes, tables, placement, host_load, storm)
         tabs = _tables_arg(tables)
@@ -299,6 +326,12 @@ class QueryService(Service):
                 out["plan"] = qplan.upper_plan(template, schemas)
             else:
                 out["result"] = bufs[0]
+            pred = dec.predicted.get(dec.placement) if dec.predicted else None
+            if self.models is not None and pred and est.supported:     # online correction
+                ops = est.split_ops if dec.placement == "split" else est.ops
+                fam = self.models.family(ops)
+                if fam:
+                    self.models.residuals.update(fam, pred["exec"], act["exec"])
         act["device_total"] = time.perf_counter() - t_start
         return out
 
@@ -339,8 +372,13 @@ class QueryService(Service):
 
     @endpoint
     def health(self) -> dict:
-        return {"device": self.ctx.name, "ok": True, "calibrated": self.models is not None,
-                "host_models": self.host_models is not None}
+        m = self.models
+        return {"device": self.ctx.name, "ok": True, "calibrated": m is not None,
+                "host_models": self.host_models is not None,
+                "learner": m.report.get("kept") if m else None,
+                "corrections": m.residuals.to_json() if m else {},
+                "drift": m.residuals.drifted() if m else [],
+                "queue": self._dev_inflight, "max_queue": self.max_queue, "policy": self.policy}
 
 
 _ = (json, STATS_POOL)
