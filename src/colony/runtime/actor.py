@@ -26,6 +26,7 @@ from colony.config import ColonyConfig
 from colony.config.schema import _select
 from colony.pacing import TokenBucket
 from colony.services.base import DeviceContext
+from colony.runtime.fingerprint import fingerprint
 from colony.runtime.futures import resolve
 from colony.services.host import DeviceHost
 from colony.services.protocol import DeviceInfo
@@ -171,7 +172,7 @@ class DeviceActor:
         self._cpu = threading.BoundedSemaphore(spec.threads)
         ctx = DeviceContext(name=device, role=spec.role, threads=spec.threads, store=store,
                             peers=RayPeers(config, device), calibration=calibration.load(device),
-                            workdir=spec.spill_dir)
+                            workdir=spec.spill_dir, fingerprint=fingerprint(spec))
         self.host = DeviceHost(ctx, {"objects": {}, **config.device_services(device)})
         self.started = time.time()
         self.calls = 0

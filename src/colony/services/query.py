@@ -75,13 +75,18 @@ class QueryService(Service):
         self._service_s = 0.0
         self._rng = np.random.Generator(np.random.SFC64(stable_hash(ctx.name)))  # same on every run
         saved = ctx.calibration.get("query") if ctx.calibration else None
+        self.stale = ""
         try:
+            if not saved and self.models_dir and os.path.exists(self._model_path()):
+                with open(self._model_path()) as f:
+                    saved = json.load(f)
             if saved:
+                if saved.get("fingerprint") != ctx.fingerprint:
+                    raise StaleCalibration(f"device {ctx.name!r} changed since its calibration (role, threads, "
+                                           "link, software or layout); recalibrate")
                 self.models = DeviceModels.from_json(saved)
-            elif self.models_dir and os.path.exists(self._model_path()):
-                self.models = DeviceModels.load(self._model_path())
-        except StaleCalibration:
-            self.models = None           # reported uncalibrated; the client recalibrates
+        except StaleCalibration as e:
+            self.models, self.stale = None, str(e)     # reported uncalibrated; the client recalibrates
 
     # -- models ----------------------------------------------------------------
     def _model_path(self) -> str:
@@ -90,10 +95,12 @@ class QueryService(Service):
     def _persist(self) -> None:
         if self.models is None:
             return
-        self.ctx.calibration["query"] = self.models.to_json()
+        record = {**self.models.to_json(), "fingerprint": self.ctx.fingerprint}
+        self.ctx.calibration["query"] = record
         if self.models_dir:
             os.makedirs(self.models_dir, exist_ok=True)
-            self.models.save(self._model_path())
+            with open(self._model_path(), "w") as f:
+                json.dump(record, f)
 
     @endpoint
     def calibrate(self, n_runs: int = 120, min_rows: int = 20_000, max_rows: int = 400_000, seed: int = 0) -> dict:
@@ -374,7 +381,7 @@ class QueryService(Service):
     def health(self) -> dict:
         m = self.models
         return {"device": self.ctx.name, "ok": True, "calibrated": m is not None,
-                "host_models": self.host_models is not None,
+                "host_models": self.host_models is not None, "stale": self.stale,
                 "learner": m.report.get("kept") if m else None,
                 "corrections": m.residuals.to_json() if m else {},
                 "drift": m.residuals.drifted() if m else [],
