@@ -165,11 +165,31 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
             raise typer.BadParameter(f"{queries} holds no SQL statements")
         colony, client, close = _open(rows, device, seed, 100, local, recalibrate, data)
         t0 = time.time()
+        recs: list = []
+
+        def dump(summ: dict | None = None) -> None:
+            if not json_out:
+                return
+            from colony.machine import describe as machine
+            with open(json_out, "w") as f:
+                json.dump({"summary": summ if summ is not None else summarize(recs), "partial": summ is None,
+                           "machine": machine(), "rows": rows, "data": data, "queries_file": queries,
+                           "repeats": repeats, "wall_s": time.time() - t0,
+                           "learner_kept": {d: (m or {}).get("report", {}).get("kept") for d, m in models.items()},
+                           "calibration_report": {d: (m or {}).get("report") for d, m in models.items()},
+                           "colony": "emulated in-process (LocalColony + EmulatedLink)" if local else
+                           "colony.connect embedded default (Ray), SmartNIC links paced",
+                           "records": recs}, f, indent=1, default=str)
+
+        def step(i: int, n: int, prog, task) -> None:
+            prog.update(task, completed=i)
+            if i % 10 == 0:             # a run cut short still leaves its records
+                dump()
         try:
             models = {d: colony.call(d, "query", "models_json") for d in (client.host, device)}
             with Progress(transient=True) as prog:
                 task = prog.add_task("queries", total=len(qs))
-                recs = run_file(client, qs, repeats, lambda i, n: prog.update(task, completed=i))
+                recs.extend(run_file(client, qs, repeats, lambda i, n: step(i, n, prog, task), into=recs))
         finally:
             close()
         summ = summarize(recs)
@@ -188,13 +208,4 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         con.print(_table(f"{len(qs)} queries on {what} (ms predicted/actual per placement, median of {repeats})",
                          ["#", "family", "sql", "est rows", "rows", "decision", "oracle", "regret", "d/b/s ms"], tab))
         con.print(summ)
-        if json_out:
-            from colony.machine import describe as machine
-            with open(json_out, "w") as f:
-                json.dump({"summary": summ, "machine": machine(), "rows": rows, "data": data, "queries_file": queries,
-                           "repeats": repeats, "wall_s": time.time() - t0,
-                           "learner_kept": {d: (m or {}).get("report", {}).get("kept") for d, m in models.items()},
-                           "calibration_report": {d: (m or {}).get("report") for d, m in models.items()},
-                           "colony": "emulated in-process (LocalColony + EmulatedLink)" if local else
-                           "colony.connect embedded default (Ray), SmartNIC links paced",
-                           "records": recs}, f, indent=1, default=str)
+        dump(summ)

@@ -163,7 +163,7 @@ def calibration_tables(n_runs: int, min_rows: int, max_rows: int, seed: int, rng
         parts = [t.slice(j * n // k, (j + 1) * n // k - j * n // k) for j in range(k)]
         out["particles"].append((parts, TableStats.merge([TableStats.build([p]) for p in parts])))
     for i, frac in enumerate((0.1, 0.4, 1.0)):
-        rows = min_rows + frac * (max_rows - min_rows) / 2
+        rows = min_rows + frac * (min(max_rows, 400_000) - min_rows) / 2
         tt = tpch.tables(max(rows / 6e6, 0.001), seed=seed * 1000 + 500 + i)
         sel = {n: tt[n] for n in ("lineitem", "orders")}
         out["tpch"].append(({n: [v] for n, v in sel.items()}, {n: TableStats.build([v]) for n, v in sel.items()}))

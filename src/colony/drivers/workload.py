@@ -93,9 +93,10 @@ def run_one(client: QueryClient, sql: str, repeats: int = 3) -> dict:
 
 
 def run_file(client: QueryClient, queries: list, repeats: int = 3,
-             progress: Callable[[int, int], None] | None = None) -> list[dict]:
-    """``queries``: SQL strings, or dicts with ``sql`` (and ``family``, ``held_out``)."""
-    out = []
+             progress: Callable[[int, int], None] | None = None, into: list | None = None) -> list[dict]:
+    """``queries``: SQL strings, or dicts with ``sql`` (and ``family``, ``held_out``). With
+    ``into``, records are appended there as they finish (and the new ones returned empty)."""
+    out = into if into is not None else []
     for i, q in enumerate(queries):
         meta = q if isinstance(q, dict) else {"sql": q}
         rec = run_one(client, meta["sql"], repeats)
@@ -103,7 +104,7 @@ def run_file(client: QueryClient, queries: list, repeats: int = 3,
         out.append(rec)
         if progress:
             progress(i + 1, len(queries))
-    return out
+    return [] if into is not None else out
 
 
 def _dist(v: list) -> dict:
