@@ -69,7 +69,7 @@ def _local(tables: dict, device: str):
 
 
 def _open(rows: int, device: str, seed: int, calib_runs: int, local: bool, recalibrate: bool = False,
-          data: str | None = None):
+          data: str | None = None, calib_rows: int = 1_000_000):
     """A colony with the tables on ``device`` and calibrated query models (cached per device)."""
     from rich.console import Console
 
@@ -77,7 +77,7 @@ def _open(rows: int, device: str, seed: int, calib_runs: int, local: bool, recal
     from colony.query.plan import TableSpec
     tables = _tables(rows, seed, data)
     colony, host, close = (_local if local else _runtime)(tables, device)
-    ensure_calibrated(colony, host, calib_runs, 1_000_000, recalibrate, on_calibrate=lambda: Console(stderr=True).print(
+    ensure_calibrated(colony, host, calib_runs, calib_rows, recalibrate, on_calibrate=lambda: Console(stderr=True).print(
         "[dim]calibrating cost models on every device (cached afterwards)...[/]"))
     client = QueryClient(colony, host, {n: TableSpec(n, n, "*") for n in tables})
     return colony, client, close
@@ -149,7 +149,9 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                     repeats: int = typer.Option(3, help="runs per placement (the median is kept; >= 3 gives the "
                                                         "noise floor)"),
                     local: bool = typer.Option(False, "--local", help="in-process emulated colony instead of Ray"),
-                    recalibrate: bool = typer.Option(False, "--recalibrate", help="re-run calibration")):
+                    recalibrate: bool = typer.Option(False, "--recalibrate", help="re-run calibration"),
+                    calib_runs: int = typer.Option(100, help="calibration runs per device"),
+                    calib_rows: int = typer.Option(1_000_000, help="largest calibration table")):
         """Every query of FILE under every placement and auto: estimated/actual rows, predicted/actual
         time per placement and term, decision, oracle, regret, repeat noise; summary per policy."""
         from rich.console import Console
@@ -163,7 +165,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
             raise typer.BadParameter(f"cannot read --queries {queries!r}: {e.strerror}") from None
         if not qs:
             raise typer.BadParameter(f"{queries} holds no SQL statements")
-        colony, client, close = _open(rows, device, seed, 100, local, recalibrate, data)
+        colony, client, close = _open(rows, device, seed, calib_runs, local, recalibrate, data, calib_rows)
         t0 = time.time()
         recs: list = []
 
