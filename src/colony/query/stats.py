@@ -77,8 +77,9 @@ class ColumnStats:
             if len(vals):
                 kll.update(np.array(vals, dtype=np.float64, copy=True))
             up = theta.update
-            # hash every number as a float64, so equal keys of different integer/decimal types meet
-            for v in vals.tolist():
+            # hash every number as a float64, so equal keys of different integer/decimal types meet;
+            # each distinct value once (Theta ignores repeats anyway)
+            for v in np.unique(vals).tolist():
                 up(v)
         else:
             strs = pc.drop_null(arr)
@@ -88,9 +89,10 @@ class ColumnStats:
             else:
                 strs, iup = strs.cast(pa.string()) if not pa.types.is_binary(arr.type) else strs, None
             up = theta.update
-            for v in strs.to_pylist():
+            for v in pc.unique(strs).to_pylist():
                 up(v)
-                if iup is not None:
+            if iup is not None:
+                for v in strs.to_pylist():
                     iup(v)
         return cls(kll=kll, theta=theta.compact(), rows=len(arr), nulls=nulls, items=items)
 
