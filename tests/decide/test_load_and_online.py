@@ -81,3 +81,31 @@ def test_service_corrects_online_reports_it_and_bounds_its_queue():
     lc.host("nic0").services["query"].max_queue = 0
     with pytest.raises(DeviceBusy, match="queued"):
         c.query("select * from particles where x < 0.2", "down")
+
+
+def test_family_attribution_works_for_the_amdahl_learner_too():
+    from colony.cost.models import NNLSExec
+    m = _models("nic", 1, 2e-8)
+    coef = [0.0] * len(OPS)
+    coef[OPS.index("filter")] = 1e-8
+    m.exec = NNLSExec(coef=coef, intercept=1e-4, serial=0.5)
+    ops = dict.fromkeys(OPS, 0.0)
+    ops["filter"] = 1e6
+    assert m.family(ops) == "filter"
+
+
+def test_client_feedback_corrects_the_end_to_end_prediction():
+    lc = LocalColony(devices_config({"host": {"role": "host", "threads": 2, "services": {"query": {}}},
+                                     "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {}},
+                                              "pools": ["particles"]}}))
+    lc.store("nic0").put("particles", "o0", uniform(20_000, seed=2))
+    link = EmulatedLink(lc, "host", bandwidth_Bps=1e9, latency_s=1e-5)
+    calibrate_colony(link, "host", n_runs=12, max_rows=20_000)
+    svc = lc.host("nic0").services["query"]
+    svc.models.call_path["down"] = {"a": 0.5, "b": 1.0}       # a call-path fit 0.5 s too slow
+    c = QueryClient(link, "host")
+    first = c.query("select * from particles where x < 0.2", "down").decision["predicted"]["down"]["total"]
+    for _ in range(6):
+        last = c.query("select * from particles where x < 0.2", "down").decision["predicted"]["down"]["total"]
+    assert first > 0.5 and last < 0.6 * first
+    assert link.call("nic0", "query", "health")["corrections"]["total:down"]["n"] >= 6

@@ -230,17 +230,21 @@ class DeviceModels:
 
     def family(self, ops: dict, threads: int | None = None) -> str | None:
         """The operator family that dominates this op vector's predicted execution time."""
-        lin = self.exec if isinstance(self.exec, OpsExec) else self.exec_linear
-        if not isinstance(lin, OpsExec):
-            return None
+        lin = self.exec if isinstance(self.exec, (OpsExec, NNLSExec)) else self.exec_linear
         x = _x(ops)
         t = float(threads or self.threads)
-        share = x * (np.asarray(lin.serial) + np.asarray(lin.parallel) / max(t, 1.0))
+        if isinstance(lin, OpsExec):
+            share = x * (np.asarray(lin.serial) + np.asarray(lin.parallel) / max(t, 1.0))
+        elif isinstance(lin, NNLSExec):
+            share = x * np.asarray(lin.coef)
+        else:
+            return None
         return FEATURES[int(np.argmax(share))] if share.max() > 0 else None
 
     def predict_total(self, placement: str, raw: float) -> float:
         m = self.call_path.get(placement) or (self.call_path.get("back") if placement == "split" else None)
-        return float(m["a"] + m["b"] * raw) if m else raw
+        fitted = float(m["a"] + m["b"] * raw) if m else raw
+        return fitted * self.residuals.factor("total:" + placement)    # online, from the client's measurements
 
     def predict_setup(self, rows: float, objects: int) -> float:
         """Decode stored objects (zero copy) and register them: fig 5.11's raw-data deserialization."""

@@ -68,6 +68,7 @@ class QueryClient:
         self.tables = tables or {"particles": TableSpec("particles", "particles", "*")}
         self.storm = storm
         self._where: dict | None = None
+        self._feedback: dict = {}          # device -> the last query's predicted and measured total
 
     def _specs(self) -> dict:
         return {n: (t.pool, t.pattern) for n, t in self.tables.items()}
@@ -127,7 +128,8 @@ class QueryClient:
             return QueryResult(None, r["decision"]["placement"], r["decision"], {}, dev, sql,
                                r["decision"]["estimate"]["rows"], True, {"estimate_cpu_s": r["estimate_cpu_s"]})
         t0 = time.perf_counter()
-        r = self.colony.call(dev, "query", "execute", plan_bytes, tables, placement, load, storm)
+        r = self.colony.call(dev, "query", "execute", plan_bytes, tables, placement, load, storm,
+                             feedback=self._feedback.pop(dev, None))
         call_s = time.perf_counter() - t0
         act = dict(r["actual"])
         act["transfer"] = max(0.0, call_s - act.get("device_total", 0.0))
@@ -143,6 +145,9 @@ class QueryClient:
             act.update(deser_host=h["deser_host"], exec_host=h["exec_host"], host_threads=h["threads"],
                        wait=max(0.0, h.get("queued_s", 0.0)))
         act["total"] = time.perf_counter() - t_start
+        pred = (r["decision"].get("predicted") or {}).get(pl)
+        if pred:       # travels with the next request: the device corrects its end-to-end prediction
+            self._feedback[dev] = {"placement": pl, "predicted": pred["total"], "actual": act["total"]}
         return QueryResult(table, pl, r["decision"], act, dev, sql, r["est_rows"],
                            extra={"estimate_cpu_s": r["estimate_cpu_s"]})
 

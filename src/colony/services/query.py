@@ -262,11 +262,14 @@ class QueryService(Service):
 
     @endpoint
     def execute(self, plan_bytes: bytes, tables: dict, placement: str = "auto", host_load: dict | None = None,
-                storm: dict | None = None) -> dict:
+                storm: dict | None = None, feedback: dict | None = None) -> dict:
         """Decide and run. Returns the result (down/split) or the raw objects (back), with timings.
 
         Admits at most ``max_queue`` queries at once (DeviceBusy beyond); the queue ahead enters
         the predicted device time; each run's measured execution corrects the model online."""
+        if feedback and self.models is not None:     # the client's measured total of its last query here
+            self.models.residuals.update("total:" + str(feedback.get("placement")),
+                                         float(feedback.get("predicted", 0.0)), float(feedback.get("actual", 0.0)))
         with self._lock:
             if self._dev_inflight >= self.max_queue:
                 raise DeviceBusy(f"device {self.ctx.name!r} has {self._dev_inflight} queries queued (limit "
