@@ -31,6 +31,16 @@ def _est(rows=1e6):
                     objects=4)
 
 
+def _calibrated():
+    lc = LocalColony(devices_config({"host": {"role": "host", "threads": 2, "services": {"query": {}}},
+                                     "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {}},
+                                              "pools": ["particles"]}}))
+    lc.store("nic0").put("particles", "o0", uniform(20_000, seed=2))
+    link = EmulatedLink(lc, "host", bandwidth_Bps=1e9, latency_s=1e-5)
+    calibrate_colony(link, "host", n_runs=12, max_rows=20_000)
+    return lc, link
+
+
 def test_device_queue_enters_down_and_policies_differ():
     dev, host = _models("nic", 1, 2e-8), _models("host", 2, 1e-8)
     idle = decide(_est(), dev, host, HostLoad(free_threads=2, threads=2))
@@ -66,12 +76,7 @@ def test_residuals_are_bounded_decay_and_flag_drift():
 
 
 def test_service_corrects_online_reports_it_and_bounds_its_queue():
-    lc = LocalColony(devices_config({"host": {"role": "host", "threads": 2, "services": {"query": {}}},
-                                     "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {}},
-                                              "pools": ["particles"]}}))
-    lc.store("nic0").put("particles", "o0", uniform(20_000, seed=2))
-    link = EmulatedLink(lc, "host", bandwidth_Bps=1e9, latency_s=1e-5)
-    calibrate_colony(link, "host", n_runs=12, max_rows=20_000)
+    lc, link = _calibrated()
     c = QueryClient(link, "host")
     for _ in range(3):
         c.query("select * from particles where x < 0.2", "down")
@@ -95,12 +100,7 @@ def test_family_attribution_works_for_the_amdahl_learner_too():
 
 
 def test_client_feedback_corrects_the_end_to_end_prediction():
-    lc = LocalColony(devices_config({"host": {"role": "host", "threads": 2, "services": {"query": {}}},
-                                     "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {}},
-                                              "pools": ["particles"]}}))
-    lc.store("nic0").put("particles", "o0", uniform(20_000, seed=2))
-    link = EmulatedLink(lc, "host", bandwidth_Bps=1e9, latency_s=1e-5)
-    calibrate_colony(link, "host", n_runs=12, max_rows=20_000)
+    lc, link = _calibrated()
     svc = lc.host("nic0").services["query"]
     svc.models.call_path["down"] = {"a": 0.5, "b": 1.0}       # a call-path fit 0.5 s too slow
     c = QueryClient(link, "host")
