@@ -130,6 +130,7 @@ def calibrate(device: str, threads: int, n_runs: int = 120, min_rows: int = 20_0
     """Run ``n_runs`` templated queries on random tables with this device's thread budget; fit models."""
     rng = np.random.Generator(np.random.SFC64(seed))
     runs: list[dict] = []
+    min_rows = max(1_000, min(min_rows, max_rows // 2))     # a small max_rows narrows the range
     pools = calibration_tables(n_runs, min_rows, max_rows, seed, rng)
     # warm up DataFusion once so the first run's start-up is not learnt as query cost
     measure_run("select count(*) from particles", pools["particles"][0][0], pools["particles"][0][1], threads)
