@@ -11,11 +11,11 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-$(STAMP): pyproject.toml | $(PY)
+$(STAMP): pyproject.toml setup.py src/colony/codec/_batch.c | $(PY)
 	$(PY) -m pip install -q -e .
 	touch $@
 
-$(DEVSTAMP): pyproject.toml | $(PY)
+$(DEVSTAMP): pyproject.toml setup.py src/colony/codec/_batch.c | $(PY)
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@ $(STAMP)
 

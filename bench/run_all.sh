@@ -11,3 +11,4 @@ for b in codec data inject sift nearstore mbwu characterize availability; do
 done
 echo "== python -m colony.bench.query"; "$PY" -m colony.bench.query
 echo "== python -m colony.bench.ray_transfer"; "$PY" -m colony.bench.ray_transfer
+for m in deadline query_fail_fast sift_file; do echo "== python -m colony.bench.$m"; "$PY" -m colony.bench.$m; done

@@ -4,6 +4,8 @@ set -euo pipefail
 need=()
 command -v stress-ng >/dev/null 2>&1 || need+=(stress-ng)
 command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)      # nearstore FUSE mount (optional)
+# codec: libdeflate decodes DEFLATE segments in place (colony.codec.native); lz4/zstd ship with Debian
+ldconfig -p 2>/dev/null | grep 'libdeflate\.so\.0' >/dev/null || need+=(libdeflate0)
 [ ${#need[@]} -eq 0 ] && exit 0
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo -n"
 export DEBIAN_FRONTEND=noninteractive

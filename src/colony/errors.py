@@ -37,6 +37,10 @@ class EngineUnavailable(ColonyError):
     """A compression engine was chosen that this machine does not have."""
 
 
+class EngineMismatch(CodecError):
+    """An object's segments are in a format only the engine that produced them decodes."""
+
+
 class DataError(ColonyError):
     """Input data does not have the shape a loader or generator needs."""
 
@@ -153,8 +157,12 @@ class UnsupportedFunction(SqlError):
     """The SQL uses a function the device engine does not provide."""
 
 
-class QueryTimeout(QueryError):
-    """The query ran past its deadline."""
+class DeadlineExceeded(ColonyError):
+    """Work ran past its deadline and was stopped (every deadline in Colony raises this)."""
+
+
+class QueryTimeout(QueryError, DeadlineExceeded):
+    """The query ran past its deadline; its work was stopped."""
 
 
 class ResultTooLarge(QueryError):
@@ -194,6 +202,26 @@ class ObjectTooLarge(StoreError):
 
     size: int = 0
     capacity: int = 0
+
+
+# -- codec header checks, store integrity, service arguments (issue 14) ----------------------------
+
+class CorruptHeader(ChecksumMismatch):
+    """An object header fails its checksum: some field (a count, a length) was changed."""
+
+
+class ObjectTooBig(BadLength, CorruptObject):
+    """An object header claims more bytes than its codec can produce or this process may allocate."""
+
+
+class ObjectLost(StoreError):
+    """A stored object failed its checksum on read-back or recovery and was quarantined.
+
+    There are no replicas: the object is gone; put it again from its source."""
+
+
+class InvalidArgument(ColonyError, ValueError):
+    """A service call argument is outside what the service accepts (a size, a count, a payload)."""
 
 
 class StaleCalibration(ColonyError):

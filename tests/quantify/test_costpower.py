@@ -16,7 +16,7 @@ def test_glinda_node_totals_and_ratios():
     assert round(s["share"]["BlueField-2 VPI NIC"]["smartnic"] * 100) == 10
 
 
-def test_yearly_power_costs_match_seed():
+def test_arithmetic_check_yearly_power_costs_of_the_seed():
     p = cp.smartnic_power_costs()
     assert round(p["idle"]["per_node_usd"], 2) == 23.20       # 0.03072 kW x 0.0862 $/kWh x 8760 h
     assert round(p["active"]["per_node_usd"], 2) == 31.90

@@ -6,12 +6,12 @@ from colony.errors import InvalidParameter, SpecFileError
 from colony.quantify import metrics
 
 
-def test_host_mbwus_from_published_peak():
+def test_arithmetic_check_host_mbwus_from_published_peak():
     # 43,522.5 ops/s on the host / 7,314.7 ops/s per MBWU = 5.95 MBWUs (integrated landscape)
     assert round(metrics.platform_mbwus(43522.5, 7314.7), 2) == 5.95
 
 
-def test_cost_ratio_implied_by_network_reproduces_integrated_64pct():
+def test_arithmetic_check_cost_ratio_computed_backwards_from_57_86pct_gives_64pct():
     r = metrics.implied_cost_ratio(0.5786, host_mbwus=5.2, embedded_mbwus=0.37)
     assert r == pytest.approx(0.029985, abs=1e-5)
     # same platforms (same prices), integrated MBWUs 5.95 vs 0.5 -> $/MBWU benefit 64%
@@ -19,7 +19,7 @@ def test_cost_ratio_implied_by_network_reproduces_integrated_64pct():
     assert round(integrated * 100) == 64
 
 
-def test_published_64pct_brackets_published_57_86pct():
+def test_arithmetic_check_64pct_brackets_57_86pct():
     # 64% is rounded to a whole percent: every ratio it allows must bracket 57.86% in the network landscape
     lo = 1 - metrics.implied_cost_ratio(0.635, 5.95, 0.5) * 5.2 / 0.37
     hi = 1 - metrics.implied_cost_ratio(0.645, 5.95, 0.5) * 5.2 / 0.37
@@ -47,7 +47,7 @@ role = "embedded"
     assert res["benefit"]["m3"] == pytest.approx(1 - (0.001 / 0.5) / (0.05 / 5.95))
 
 
-def test_seed_implied_spec_reproduces_network_benefits():
+def test_arithmetic_check_spec_implied_from_network_benefits_gives_them_back():
     from pathlib import Path
     specs = metrics.load_specs(Path(metrics.__file__).with_name("specs") / "seed_network_implied.toml")
     res = metrics.compare(specs["host"], 5.2, specs["embedded"], 0.37)

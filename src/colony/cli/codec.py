@@ -24,26 +24,30 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         """Rank codecs by serialize + transfer + deserialize time on this machine and link."""
         from dataclasses import asdict
 
-        from colony.codec.advise import advise, load_profiles
-        from colony.codec import CODECS
-        with progress("calibrating codecs (once, cached)", len(CODECS)) as adv:
+        from colony.codec.advise import advise, candidates, load_profiles
+        with progress("calibrating codecs on every engine present (once, cached)", len(candidates())) as adv:
             seen = []
             profiles = load_profiles(threads, refresh, progress=lambda n: (seen.append(n), adv(len(seen))))
         ranked = advise(link_gbps, profiles, int(gib * 2**30))
-        prof = {p.codec: p for p in profiles}
+        prof = {(p.codec, p.engine): p for p in profiles}
         table(f"codecs for {gib:g} GiB over {link_gbps:g} Gbit/s, {threads} threads (best first)",
-              ["codec", "total s", "serialize s", "transfer s", "deserialize s", "ratio"],
-              [(a.codec, a.seconds, a.serialize_s, a.transfer_s, a.deserialize_s, prof[a.codec].ratio)
-               for a in ranked])
-        console.print(f"[bold]advice:[/] {ranked[0].codec}")
+              ["codec", "engine", "total s", "serialize s", "transfer s", "deserialize s", "ratio"],
+              [(a.codec, a.engine, a.seconds, a.serialize_s, a.transfer_s, a.deserialize_s,
+                prof[(a.codec, a.engine)].ratio) for a in ranked])
+        console.print(f"[bold]advice:[/] {ranked[0].codec} on engine {ranked[0].engine}")
         save_json(json_out, {"link_gbps": link_gbps, "threads": threads, "advice": ranked[0].codec,
+                             "engine": ranked[0].engine,
                              "ranking": [asdict(a) for a in ranked], "profiles": [asdict(p) for p in profiles]})
 
     @codec_app.command("engines")
     def engines_cmd():
-        """Compression engines and whether this machine has them."""
+        """Compression engines, whether this machine has them, and the software decode routes."""
+        from rich.markup import escape
+
         from colony.codec import available_engines
-        table("compression engines", ["engine", "status"], available_engines().items())
+        from colony.codec.native import describe
+        table("compression engines", ["engine", "status"], [(k, escape(v)) for k, v in available_engines().items()])
+        table("software engine routes", ["codec", "library"], describe().items())
 
     @codec_app.command("inspect")
     def inspect_cmd(path: Path = typer.Argument(..., exists=True, dir_okay=False)):
@@ -69,13 +73,32 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
     @bench_app.command("codec")
     def bench_codec(json_out: Optional[Path] = typer.Option(None, "--json"),
                     mb: int = typer.Option(256, help="MiB of raw data per dataset"),
-                    repeats: int = typer.Option(3),
+                    repeats: int = typer.Option(3, help="repeats (--engines: interleaved rounds)"),
                     zero_copy_gib: float = typer.Option(1.0, help="object size for the zero-copy decode test"),
-                    quick: bool = typer.Option(False, "--quick", help="a smoke run: 16 MiB, 1 repeat, 64 MiB object")):
+                    quick: bool = typer.Option(False, "--quick", help="a smoke run: 16 MiB, 1 repeat, 64 MiB object"),
+                    engines: Optional[str] = typer.Option(
+                        None, help="'all' (every engine present) or a comma list: benchmark the batched "
+                                   "engine API per engine, codec, thread count and batch size instead"),
+                    batch_sizes: str = typer.Option("16,64,256", help="segments per submission (--engines)")):
         """Serialize/deserialize throughput and ratio per codec, against pyarrow's IPC writer."""
         from colony.bench import codec as bench
         if quick:
             mb, repeats, zero_copy_gib = 16, 1, 1 / 16
+        if engines:
+            sizes = tuple(int(x) for x in batch_sizes.split(",") if x.strip())
+            with progress("codec engine benchmark", None) as adv:
+                result = bench.run_engines(engines, mb, repeats, sizes, progress=adv)
+            table(f"engines, uniform particles, {mb} MiB (GB/s of raw data, median of {repeats} rounds)",
+                  ["codec", "engine", "threads", "batch", "serialize", "deserialize", "verified", "ratio"],
+                  [(r["codec"], r["engine"] or "-", r["threads"], r["batch"] or "-", r["serialize_gbps"]["median"],
+                    r["deserialize_gbps"]["median"], r.get("deserialize_verified_gbps", {}).get("median", "-"),
+                    r["ratio"]) for r in result["rows"]])
+            table("targets (threads 1 and 2; best round, median beside it)", ["what", "goal", "best", "median", "met"],
+                  [(t["what"], t["goal"], t["value"], t["median"], t["met"]) for t in result["summary"]["targets"]])
+            table("stops scaling at (threads)", ["engine/codec", "threads"],
+                  result["summary"]["stops_scaling_at_threads"].items())
+            save_json(json_out, result)
+            return
         with progress("codec benchmark", None) as adv:
             result = bench.run(mb, repeats, zero_copy_gib, progress=adv)
         ser = {}

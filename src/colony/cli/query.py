@@ -83,6 +83,14 @@ def _open(rows: int, device: str, seed: int, calib_runs: int, local: bool, recal
     return colony, client, close
 
 
+def check_sql(sql: str) -> None:
+    """Parse and plan the SQL against the known `particles` schema before anything slow
+    (starting a colony, calibrating): a typo fails in well under a second."""
+    from colony.data.schema import PARTICLE_SCHEMA
+    from colony.query.plan import to_substrait
+    to_substrait(sql, {"particles": PARTICLE_SCHEMA})
+
+
 def _table(title, cols, rows):
     from rich.table import Table
     t = Table(title=title)
@@ -110,6 +118,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         from rich.console import Console
         if placement not in ("auto", "down", "back", "split"):
             raise typer.BadParameter("placement must be auto, down, back or split")
+        check_sql(sql)
         _, client, close = _open(rows, device, seed, 100, local, recalibrate, data)
         try:
             r = client.query(sql, placement, explain=explain)

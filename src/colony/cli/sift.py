@@ -125,6 +125,71 @@ def sift_run(dataset: str = "uniform", rows: int = 1_000_000, k: int = 4, bins: 
     return result
 
 
+def sift_file(path: Path, fmt: str, *, k: int = 4, bins: Optional[int] = None, devices: int = 4,
+              routing: str = "low", threshold_rows: int = 1 << 20, device_memory: str = "512MiB",
+              chunk: str = "64MiB", track: Optional[int] = None, json_out: Optional[Path] = None) -> dict:
+    """Sift a user's file with bounded memory: read it chunk by chunk, inject each chunk and
+    pump the pipeline (PEs compact when over their threshold), devices spill to a temporary
+    directory beyond ``device_memory``; then flush every stage."""
+    import resource
+    import shutil
+    import tempfile
+    import time
+
+    import numpy as np
+    from rich.console import Console
+
+    from colony.config.builders import devices as devices_config
+    from colony.config.schema import parse_size
+    from colony.data import FORMATS, iter_particles
+    from colony.drivers.sift import Sifter
+    from colony.errors import DataError
+    from colony.runtime.local import LocalColony
+
+    if fmt not in FORMATS:
+        raise DataError(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    mem, chunk_bytes = parse_size(device_memory, "--device-memory"), parse_size(chunk, "--chunk")
+    console = Console()
+    spill = Path(tempfile.mkdtemp(prefix="colony-sift-spill-"))
+    try:
+        names = [f"nic{i}" for i in range(devices)]
+        colony = LocalColony(devices_config({n: {"role": "smartnic", "services": {"sift": {}}, "memory": mem,
+                                                 "disk": 1 << 50, "workdir": str(spill / n)} for n in names}),
+                             budgets=True)
+        sifter = Sifter(colony, names, k=k, n_bins=bins or len(names), routing=routing,
+                        threshold_rows=threshold_rows, run="file", durable=False)
+        t0, rows, chunks = time.perf_counter(), 0, 0
+        with console.status(f"sifting {path} ({fmt})") as status:
+            for i, table in enumerate(iter_particles(path, fmt, chunk_bytes)):
+                sifter.inject(table, names[i % len(names)], source="file", seq=i)
+                sifter.pump()
+                rows += table.num_rows
+                chunks += 1
+                status.update(f"sifting {path} ({fmt}): {rows:,} rows in {chunks} chunks")
+            sifter.run()
+        wall = time.perf_counter() - t0
+        sizes = np.array(list(sifter.bins().values()), float)
+        spilled = sum(colony.store(n).info()["disk_used"] for n in names)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        result = {"input": str(path), "format": fmt, "file_bytes": path.stat().st_size, "rows": rows,
+                  "chunks": chunks, "plan": sifter.plan.to_dict(), "wall_s": wall,
+                  "bins_filled": int(len(sizes)), "bin_rows_total": int(sizes.sum()),
+                  "device_memory_bytes": mem, "spilled_bytes": spilled, "peak_rss_bytes": peak}
+        console.print(f"sifted {rows:,} rows of {path.name} ({fmt}) in {wall:.1f} s: {len(sizes)} bins, "
+                      f"{int(sizes.sum()):,} rows placed"
+                      f" ({'exactly the rows read' if int(sizes.sum()) == rows else 'MISMATCH'}); "
+                      f"peak RSS {peak / 2**20:,.0f} MiB, {spilled / 2**20:,.0f} MiB spilled")
+        if track is not None:
+            tr = sifter.track(track)
+            result["track_rows"] = 0 if tr is None else tr.num_rows
+            console.print(f"track of particle {track}: {result['track_rows']} records")
+        if json_out:
+            Path(json_out).write_text(json.dumps(result, indent=2, default=str))
+        return result
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
+
+
 def _consumer(config: Optional[str], address: Optional[str]):
     from colony.cli.runtime import _attach
     colony, _ = _attach(config, address)
@@ -158,8 +223,20 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                 on: str = typer.Option("local", help="local: in-process devices; up: the running Ray colony"),
                 config: Optional[str] = typer.Option(None, help="TOML config of the running colony (--on up)"),
                 address: Optional[str] = typer.Option(None, help="Ray cluster address (--on up)"),
-                run: str = typer.Option("cli", help="run name (durable PE state is kept per run)")) -> None:
-        """Inject a dataset into the stage-1 PEs and sift it into tracks, stage by stage."""
+                run: str = typer.Option("cli", help="run name (durable PE state is kept per run)"),
+                input_file: Optional[Path] = typer.Option(None, "--input", help="sift your own CSV/Parquet file "
+                                                          "(streamed in chunks; see --format)"),
+                fmt: str = typer.Option("trackml", "--format", help="layout of --input: trackml, opensky, ais "
+                                        "or particles"),
+                device_memory: str = typer.Option("512MiB", help="--input: memory per device before objects "
+                                                  "spill to disk"),
+                chunk: str = typer.Option("64MiB", help="--input: bytes read per chunk")) -> None:
+        """Inject a dataset (or your own file with --input) into the stage-1 PEs and sift it into tracks."""
+        if input_file is not None:
+            sift_file(input_file, fmt, k=k, bins=bins, devices=devices, routing=routing,
+                      threshold_rows=threshold_rows, device_memory=device_memory, chunk=chunk,
+                      track=track, json_out=json_out)
+            return
         sift_run(dataset, rows, k, bins, devices, routing, ranks, steps, seed, threshold_rows, track,
                  show_bin, json_out, on, config, address, run)
 

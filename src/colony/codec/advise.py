@@ -1,9 +1,11 @@
-"""Pick the codec that moves data fastest over a given link.
+"""Pick the codec, and the compression engine, that move data fastest over a given link.
 
 Each codec's serialize/deserialize throughput and compression ratio are measured once on
-this machine (:func:`calibrate`) and cached; :func:`advise` then ranks codecs by
-serialize + transfer + deserialize time per raw byte. Nothing here is assumed: a
-machine with a slow CPU and a fast link will be told to send uncompressed data.
+this machine (:func:`calibrate`), on every compression engine present here (software
+always; nvCOMP where a GPU is), and cached; :func:`advise` then ranks (codec, engine)
+pairs by serialize + transfer + deserialize time per raw byte. Nothing here is assumed:
+a machine with a slow CPU and a fast link will be told to send uncompressed data, and
+an engine is chosen by measurement, never by a flag the user must know.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from pathlib import Path
 import pyarrow as pa
 
 from colony.timing import best_of
-from colony.codec.container import CODECS, pack, unpack
+from colony.codec.container import CODECS, pack, resolve_codec, unpack
+from colony.codec.engines import PRODUCER_IDS
+from colony.codec.registry import available_engines, get_engine
 from colony.errors import ColonyError
 
 
@@ -29,6 +33,7 @@ class CodecProfile:
     serialize_mbps: float     # raw MB per second
     deserialize_mbps: float
     ratio: float              # stored bytes / raw bytes
+    engine: str = "software"
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,23 @@ class Advice:
     serialize_s: float
     transfer_s: float
     deserialize_s: float
+    engine: str = "software"
+
+
+def engines_present() -> list[str]:
+    """Compression engines usable here (the ones a producer id exists for)."""
+    return [n for n, s in available_engines().items() if s == "available" and n in PRODUCER_IDS]
+
+
+def candidates() -> list[tuple[str, str]]:
+    """(codec, engine) pairs to calibrate: uncompressed and inner codecs once, each outer
+    codec on every engine present that makes it."""
+    out = []
+    for name in CODECS:
+        outer = resolve_codec(name)[1]
+        engines = [e for e in engines_present() if outer in get_engine(e).codecs] if outer != "none" else []
+        out += [(name, e) for e in engines] or [(name, "software")]
+    return out
 
 
 def cache_dir() -> Path:
@@ -45,16 +67,17 @@ def cache_dir() -> Path:
 
 
 def _fingerprint(threads: int) -> str:
-    return f"{platform.node()}|{platform.machine()}|{os.cpu_count()}|{threads}|{version('colony')}"
+    engines = ",".join(engines_present())
+    return f"{platform.node()}|{platform.machine()}|{os.cpu_count()}|{threads}|{version('colony')}|{engines}"
 
 
-def measure(table: pa.Table, codec: str, threads: int, repeats: int = 3) -> CodecProfile:
+def measure(table: pa.Table, codec: str, threads: int, repeats: int = 3, engine: str = "software") -> CodecProfile:
     """Time pack and unpack (with checksum verification) of ``table``; best of ``repeats``."""
     raw = table.nbytes
-    buf = pack(table, codec, threads=threads)
-    ser = best_of(lambda: pack(table, codec, threads=threads), repeats)
-    de = best_of(lambda: unpack(buf, threads=threads), repeats)
-    return CodecProfile(codec, threads, raw / ser / 1e6, raw / de / 1e6, len(buf) / raw)
+    buf = pack(table, codec, threads=threads, engine=engine)
+    ser = best_of(lambda: pack(table, codec, threads=threads, engine=engine), repeats)
+    de = best_of(lambda: unpack(buf, threads=threads, engine=engine), repeats)
+    return CodecProfile(codec, threads, raw / ser / 1e6, raw / de / 1e6, len(buf) / raw, engine)
 
 
 def calibrate(table: pa.Table | None = None, threads: int | None = None, repeats: int = 3,
@@ -64,10 +87,10 @@ def calibrate(table: pa.Table | None = None, threads: int | None = None, repeats
         table = uniform(1_000_000, seed=0).combine_chunks()
     threads = threads or os.cpu_count() or 1
     out = []
-    for name in CODECS:
-        out.append(measure(table, name, threads, repeats))
+    for name, engine in candidates():
+        out.append(measure(table, name, threads, repeats, engine))
         if progress:
-            progress(name)
+            progress(f"{name}/{engine}")
     return out
 
 
@@ -94,7 +117,7 @@ def load_profiles(threads: int | None = None, refresh: bool = False, progress=No
 
 
 def advise(link_gbps: float, profiles: list[CodecProfile], nbytes: int = 1 << 30) -> list[Advice]:
-    """Codecs ranked by total time to move ``nbytes`` raw bytes over a ``link_gbps`` link."""
+    """(codec, engine) pairs ranked by total time to move ``nbytes`` raw bytes over a ``link_gbps`` link."""
     if not link_gbps > 0:
         raise ColonyError(f"link rate must be > 0 Gbit/s, got {link_gbps}")
     link_bps = link_gbps * 1e9 / 8
@@ -103,5 +126,5 @@ def advise(link_gbps: float, profiles: list[CodecProfile], nbytes: int = 1 << 30
         s = nbytes / (p.serialize_mbps * 1e6)
         t = nbytes * p.ratio / link_bps
         d = nbytes / (p.deserialize_mbps * 1e6)
-        ranked.append(Advice(p.codec, s + t + d, s, t, d))
+        ranked.append(Advice(p.codec, s + t + d, s, t, d, p.engine))
     return sorted(ranked, key=lambda a: a.seconds)

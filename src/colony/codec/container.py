@@ -26,24 +26,29 @@ from __future__ import annotations
 
 import os
 import struct
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache
+from itertools import chain
 from typing import Iterable, Sequence
 
 import crc32c as _crc
 import numpy as np
 import pyarrow as pa
 
-from colony.codec.engines import DEFAULT_LEVEL, get_engine
-from colony.errors import (BadLength, BadMagic, ChecksumMismatch, CodecError, CorruptObject,
-                           TruncatedObject, UnsupportedVersion)
+from colony.codec.engines import (DEFAULT_BATCH, DEFAULT_LEVEL, PRODUCER_IDS, PRODUCER_NAMES, Batch, pool,
+                                  run_batches)
+from colony.codec.registry import get_engine
+from colony.errors import (BadLength, BadMagic, ChecksumMismatch, CodecError, CorruptHeader, CorruptObject,
+                           EngineMismatch, ObjectTooBig, TruncatedObject, UnsupportedVersion)
 
 MAGIC = b"CLNYOBJ\0"
 VERSION = 1
 DEFAULT_SEGMENT = 64 * 1024
 MAX_SEGMENT = 1 << 30
 MAX_BODY = 1 << 44          # 16 TiB: anything larger is a corrupt length field
+#: most raw bytes one stored byte can inflate to, per outer codec (LZ4 ~255:1, DEFLATE 1032:1,
+#: zstd RLE blocks 128 KiB per 4 bytes), plus a frame's fixed overhead: a header that claims
+#: more is forged, and is refused before anything is allocated
+MAX_RATIO = {"lz4": 256, "deflate": 1032, "gdeflate": 1032, "zstd": 32768}   # best case of each format
 ALIGN = 64
 
 _FIXED = struct.Struct("<8sHBBHIIIIQQI")
@@ -52,7 +57,7 @@ _SEGMENT = struct.Struct("<QIII")
 _SEGMENT_DTYPE = np.dtype([("off", "<u8"), ("slen", "<u4"), ("rlen", "<u4"), ("crc", "<u4")])
 _CRC_AT = _FIXED.size - 4
 
-OUTER_IDS = {"none": 0, "lz4": 1, "zstd": 2, "deflate": 3}
+OUTER_IDS = {"none": 0, "lz4": 1, "zstd": 2, "deflate": 3, "gdeflate": 4}   # gdeflate: nvCOMP only
 INNER_IDS = {"none": 0, "lz4": 1, "zstd": 2}
 _OUTER_NAMES = {v: k for k, v in OUTER_IDS.items()}
 _INNER_NAMES = {v: k for k, v in INNER_IDS.items()}
@@ -112,11 +117,6 @@ def resolve_codec(codec: str) -> tuple[str, str]:
     return inner, outer
 
 
-@lru_cache(maxsize=8)
-def _pool(threads: int) -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="colony-codec")
-
-
 def _threads(threads: int | None) -> int:
     return max(1, threads if threads is not None else (os.cpu_count() or 1))
 
@@ -127,7 +127,7 @@ def _pmap(fn, items: Sequence, threads: int) -> list:
     chunk = max(1, len(items) // (threads * 4))
     groups = [items[i:i + chunk] for i in range(0, len(items), chunk)]
     out: list = []
-    for part in _pool(threads).map(lambda g: [fn(i) for i in g], groups):
+    for part in pool(threads).map(lambda g: [fn(i) for i in g], groups):
         out.extend(part)
     return out
 
@@ -178,11 +178,12 @@ def _ipc_pieces(tables: list[pa.Table], n_threads: int) -> tuple[list[pa.Buffer]
     return pieces, tables_dir
 
 
-def _header(inner, outer, tables_dir, segments, segment_size, body_len, stored_len) -> bytes:
+def _header(inner, outer, tables_dir, segments, segment_size, body_len, stored_len, flags=0) -> bytes:
+    """``flags`` low byte: id of the engine that produced the segments (engines.PRODUCER_IDS)."""
     n_t, n_s = len(tables_dir), len(segments)
     raw_len = _FIXED.size + n_t * _TABLE.size + n_s * _SEGMENT.size
     header_len = -(-raw_len // ALIGN) * ALIGN
-    parts = [_FIXED.pack(MAGIC, VERSION, OUTER_IDS[outer], INNER_IDS[inner], 0, header_len,
+    parts = [_FIXED.pack(MAGIC, VERSION, OUTER_IDS[outer], INNER_IDS[inner], flags, header_len,
                          n_t, n_s, segment_size, body_len, stored_len, 0)]
     parts += [_TABLE.pack(*t) for t in tables_dir]
     parts += [_SEGMENT.pack(*s) for s in segments]
@@ -193,17 +194,19 @@ def _header(inner, outer, tables_dir, segments, segment_size, body_len, stored_l
 
 def pack(tables, codec: str = "none", *, level: int | None = None,
          segment_size: int = DEFAULT_SEGMENT, threads: int | None = None,
-         engine: str = "software") -> pa.Buffer:
+         engine: str = "software", batch: int = DEFAULT_BATCH) -> pa.Buffer:
     """Serialize tables into one Colony object.
 
     ``threads`` drives both Arrow's inner compression and the outer segment pool
-    (default: all cores). Returns a pyarrow Buffer (bytes-like, zero-copy to Ray/NumPy).
+    (default: all cores); ``engine`` compresses outer segments, ``batch`` of them per
+    submission. Returns a pyarrow Buffer (bytes-like, zero-copy to Ray/NumPy).
     """
     inner, outer = resolve_codec(codec)
     if not 4096 <= segment_size <= MAX_SEGMENT:
         raise CodecError(f"segment_size must be within 4 KiB..1 GiB, got {segment_size}")
     tables = _as_tables(tables)
     n_threads = _threads(threads)
+    batch = _check_batch(batch)
     opts = pa.ipc.IpcWriteOptions(compression=_INNER_ARROW[inner], use_threads=n_threads > 1)
 
     if inner == "none" and outer == "none":
@@ -221,34 +224,58 @@ def pack(tables, codec: str = "none", *, level: int | None = None,
         pieces = [sink.getvalue()]
     body_len = sum(p.size for p in pieces)
     # segments never straddle pieces, so raw lengths are <= segment_size (shorter at piece ends)
-    chunks = [memoryview(p)[o:o + min(segment_size, p.size - o)] for p in pieces for o in range(0, p.size, segment_size)]
+    bounds = [(p, o, min(segment_size, p.size - o)) for p in pieces for o in range(0, p.size, segment_size)]
     if outer == "none":
-        def seal(chunk):
-            return chunk, _crc.crc32c(chunk)
+        sealed = _pmap(lambda c: (c, _crc.crc32c(c)), [memoryview(p)[o:o + n] for p, o, n in bounds], n_threads)
+        stored, flags = None, 0
+        slens, crcs = [len(c) for c, _ in sealed], [c for _, c in sealed]
     else:
         eng = get_engine(engine)
-        lvl = DEFAULT_LEVEL[outer] if level is None else level
-
-        def seal(chunk):
-            seg = eng.compress(outer, chunk, lvl)
-            return seg, _crc.crc32c(seg)
-    sealed = _pmap(seal, chunks, n_threads)          # compress + checksum, in parallel
+        stored, slens, crcs = _compress(eng, outer, bounds, DEFAULT_LEVEL[outer] if level is None else level,
+                                        n_threads, batch)
+        flags = PRODUCER_IDS.get(eng.name, 0)
     segments, pos = [], 0
-    for chunk, (seg, crc) in zip(chunks, sealed):
-        segments.append((pos, len(seg), len(chunk), crc))
-        pos += len(seg)
-    head = _header(inner, outer, tables_dir, segments, segment_size, body_len, pos)
+    for (_, _, n), slen, crc in zip(bounds, slens, crcs):
+        segments.append((pos, slen, n, crc))
+        pos += slen
+    head = _header(inner, outer, tables_dir, segments, segment_size, body_len, pos, flags)
     out = pa.allocate_buffer(len(head) + pos)
     dst = np.frombuffer(out, dtype=np.uint8)
     dst[:len(head)] = np.frombuffer(head, dtype=np.uint8)
     base = len(head)
 
     def place(i):                                     # numpy copies release the GIL
-        seg = sealed[i][0]
         off = base + segments[i][0]
-        dst[off:off + len(seg)] = np.frombuffer(seg, dtype=np.uint8)
-    _pmap(place, range(len(sealed)), n_threads)
+        if stored is None:
+            p, o, n = bounds[i]
+            dst[off:off + n] = np.frombuffer(p, dtype=np.uint8, count=n, offset=o)
+        else:
+            src_off, slen = stored[1][i], segments[i][1]
+            dst[off:off + slen] = stored[0][src_off:src_off + slen]
+    _pmap(place, range(len(segments)), n_threads)
     return out
+
+
+def _compress(eng, outer: str, bounds, level: int, n_threads: int, batch: int):
+    """Compress every segment through the engine's batched API into slots of one scratch
+    buffer (each sized to the engine's bound); returns (scratch, slot offsets), stored
+    lengths and CRC32Cs."""
+    if outer not in eng.codecs:
+        raise EngineMismatch(f"engine {eng.name!r} cannot produce outer codec {outer!r} "
+                             f"(it makes {', '.join(eng.codecs)}); choose another codec or engine")
+    caps = [eng.bound(outer, n) for _, _, n in bounds]
+    slots = np.cumsum(caps, dtype=np.int64) - np.asarray(caps, dtype=np.int64)
+    scratch = pa.allocate_buffer(int(slots[-1] + caps[-1]) if caps else 0)
+    src = [p.address + o for p, o, _ in bounds]
+    lens = [n for _, _, n in bounds]
+    dst = (slots + scratch.address).tolist()
+    keep = (bounds, scratch)
+    batches = [Batch("compress", outer, src[i:i + batch], lens[i:i + batch], dst[i:i + batch], caps[i:i + batch],
+                     level=level, first=i, keep=keep) for i in range(0, len(src), batch)]
+    run_batches(eng, batches, n_threads)
+    slens = list(chain.from_iterable(b.out_len for b in batches))
+    crcs = list(chain.from_iterable(b.out_crc for b in batches))
+    return (np.frombuffer(scratch, dtype=np.uint8), slots.tolist()), slens, crcs
 
 
 def _pack_plain(tables, opts, segment_size, n_threads) -> pa.Buffer:
@@ -294,16 +321,20 @@ def read_info(buf) -> ObjectInfo:
      body_len, stored_len, crc) = _FIXED.unpack_from(mv, 0)
     if version != VERSION:
         raise UnsupportedVersion(f"object format version {version}; this Colony reads version {VERSION}")
+    if header_len < _FIXED.size or header_len % ALIGN:
+        raise CorruptHeader(f"header length field {header_len} is not a whole number of {ALIGN}-byte "
+                            "blocks: the object header is corrupt")
+    if n < header_len:
+        raise TruncatedObject(f"object is {n} bytes but its header alone is {header_len}")
+    # the checksum first: a flipped count or length bit is a corrupt header, not a huge object
+    head = bytearray(mv[:header_len])
+    struct.pack_into("<I", head, _CRC_AT, 0)
+    if _crc.crc32c(head) != crc:
+        raise CorruptHeader("header checksum mismatch: the object header is corrupt")
     expect = -(-(_FIXED.size + n_t * _TABLE.size + n_s * _SEGMENT.size) // ALIGN) * ALIGN
     if header_len != expect:
         raise BadLength(f"header length field {header_len} does not match {n_t} tables and "
                         f"{n_s} segments ({expect} bytes expected)")
-    if n < header_len:
-        raise TruncatedObject(f"object is {n} bytes but its header alone is {header_len}")
-    head = bytearray(mv[:header_len])
-    struct.pack_into("<I", head, _CRC_AT, 0)
-    if _crc.crc32c(head) != crc:
-        raise ChecksumMismatch("header checksum mismatch: the object header is corrupt")
     if outer_id not in _OUTER_NAMES or inner_id not in _INNER_NAMES:
         raise CorruptObject(f"unknown codec ids outer={outer_id} inner={inner_id}")
     if body_len > MAX_BODY or stored_len > MAX_BODY or not 0 < segment_size <= MAX_SEGMENT:
@@ -334,6 +365,16 @@ def _check_layout(info: ObjectInfo) -> None:
     stored, raw = int(slen.sum()), int(seg["rlen"].astype(np.uint64).sum())
     if stored != info.stored_len or raw != info.body_len:
         raise BadLength(f"segments cover {stored}/{raw} bytes, header says {info.stored_len}/{info.body_len}")
+    if info.outer != "none" and len(seg):
+        ratio = MAX_RATIO[info.outer]
+        over = np.flatnonzero(seg["rlen"].astype(np.uint64) > slen * np.uint64(ratio) + np.uint64(4096))
+        if over.size:
+            raise ObjectTooBig(f"segment {int(over[0])} claims to inflate more than {info.outer} can ({ratio}:1): "
+                               "the header's lengths are forged or corrupt")
+        avail = _available_memory()
+        if info.body_len > avail:
+            raise ObjectTooBig(f"object inflates to {info.body_len} bytes, more than the {avail} bytes of memory "
+                               "available here; split it into smaller objects")
     end = 0
     for i, (off, length, _rows) in enumerate(info.tables):
         if off != end or off % 8 or length % 8 or off + length > info.body_len:
@@ -341,6 +382,21 @@ def _check_layout(info: ObjectInfo) -> None:
         end = off + length
     if end != info.body_len:
         raise BadLength("table directory does not cover the body")
+
+
+def _available_memory() -> int:
+    import psutil
+    return int(psutil.virtual_memory().available)
+
+
+def verify(buf) -> ObjectInfo:
+    """Check the header and every segment checksum without decoding (spill read-back, recovery)."""
+    info = read_info(buf)
+    view = memoryview(buf).cast("B")[info.header_len:info.header_len + info.stored_len]
+    for i, (off, slen, _rlen, crc) in enumerate(info.segments.tolist()):
+        if _crc.crc32c(view[off:off + slen]) != crc:
+            raise ChecksumMismatch(f"segment {i} checksum mismatch: the object body is corrupt")
+    return info
 
 
 def _read_stream(body: pa.Buffer, off: int, length: int, rows: int, verify: bool) -> pa.Table:
@@ -355,43 +411,71 @@ def _read_stream(body: pa.Buffer, off: int, length: int, rows: int, verify: bool
     return table
 
 
-def unpack(buf, *, verify: bool = True, threads: int | None = None, engine: str = "software") -> list[pa.Table]:
+def unpack(buf, *, verify: bool = True, threads: int | None = None, engine: str = "software",
+           batch: int = DEFAULT_BATCH) -> list[pa.Table]:
     """Decode an object into its tables.
 
     Uncompressed objects are zero-copy views of ``buf`` (keep it alive); with
-    ``verify=False`` decoding is constant-time. Compressed objects are inflated once
-    into a fresh buffer, segments in parallel.
+    ``verify=False`` decoding is constant-time. Compressed objects are inflated by
+    ``engine``, ``batch`` segments per submission, in parallel and straight into one
+    preallocated 64-byte-aligned body; with ``verify`` each segment's checksum is checked
+    just before it is decoded.
     """
     info = read_info(buf)
     whole = buf if isinstance(buf, pa.Buffer) else pa.py_buffer(buf)
     stored = whole.slice(info.header_len, info.stored_len)
     n_threads = _threads(threads)
-    sview = memoryview(stored)
-    segs = info.segments.tolist() if (verify or info.outer != "none") else []
-    if verify:
-        bad = [i for i, ok in enumerate(_pmap(
-            lambda s: _crc.crc32c(sview[s[0]:s[0] + s[1]]) == s[3], segs, n_threads)) if not ok]
-        if bad:
-            raise ChecksumMismatch(f"segment {bad[0]} checksum mismatch ({len(bad)} corrupt "
-                                   f"segment(s) of {len(info.segments)}): the object body is corrupt")
     if info.outer == "none":
+        if verify:
+            sview = memoryview(stored)
+            bad = [i for i, ok in enumerate(_pmap(lambda s: _crc.crc32c(sview[s[0]:s[0] + s[1]]) == s[3],
+                                                  info.segments.tolist(), n_threads)) if not ok]
+            if bad:
+                raise ChecksumMismatch(f"segment {bad[0]} checksum mismatch ({len(bad)} corrupt "
+                                       f"segment(s) of {len(info.segments)}): the object body is corrupt")
         body = stored
     else:
-        eng = get_engine(engine)
-        raw = np.empty(info.body_len, dtype=np.uint8)  # no zero fill: every byte is written below
-        rview = memoryview(raw)
-        raw_offsets = (np.cumsum(info.segments["rlen"], dtype=np.int64) - info.segments["rlen"]).tolist()
-
-        def inflate(i: int) -> None:
-            off, slen, rlen, _ = segs[i]
-            out = eng.decompress(info.outer, sview[off:off + slen], rlen)
-            if len(out) != rlen:
-                raise CorruptObject(f"segment {i} inflates to {len(out)} bytes, header says {rlen}")
-            rview[raw_offsets[i]:raw_offsets[i] + rlen] = out
-
-        _pmap(inflate, range(len(segs)), n_threads)
-        body = pa.py_buffer(raw)
+        body = _inflate(info, stored, get_engine(engine), producer(whole), n_threads, verify, _check_batch(batch))
     return [_read_stream(body, off, length, rows, verify) for off, length, rows in info.tables]
+
+
+def producer(buf) -> str:
+    """Name of the engine that produced an object's segments (header flags, low byte)."""
+    flags = _FIXED.unpack_from(memoryview(buf).cast("B"), 0)[4]
+    if (flags & 0xFF) not in PRODUCER_NAMES:
+        raise CorruptObject(f"unknown producer engine id {flags & 0xFF} in the object header")
+    return PRODUCER_NAMES[flags & 0xFF]
+
+
+def _check_batch(batch: int) -> int:
+    if not isinstance(batch, int) or batch < 1:
+        raise CodecError(f"batch must be a positive number of segments, got {batch!r}")
+    return batch
+
+
+def _inflate(info: ObjectInfo, stored: pa.Buffer, eng, made_by: str, n_threads: int, verify: bool,
+             batch: int) -> pa.Buffer:
+    """Every segment decoded by the engine into its slice of one fresh body: no per-segment
+    Python bytes, no second copy."""
+    eng.check_decodable(info.outer, made_by)
+    seg = info.segments
+    body = pa.allocate_buffer(info.body_len)       # Arrow's pool: 64-byte aligned, reused across calls
+    rlen = seg["rlen"].astype(np.int64)
+    src = (seg["off"].astype(np.int64) + stored.address).tolist()
+    dst = (np.cumsum(rlen) - rlen + body.address).tolist()
+    slen, rl = seg["slen"].tolist(), rlen.tolist()
+    crc = seg["crc"].tolist() if verify else None
+    keep = (stored, body)
+    batches = [Batch("decompress", info.outer, src[i:i + batch], slen[i:i + batch], dst[i:i + batch],
+                     rl[i:i + batch], crc=crc[i:i + batch] if verify else None, first=i, keep=keep)
+               for i in range(0, len(src), batch)]
+    run_batches(eng, batches, n_threads)
+    got = np.fromiter(chain.from_iterable(b.out_len for b in batches), dtype=np.int64, count=len(src))
+    short = np.flatnonzero(got != rlen)
+    if short.size:
+        i = int(short[0])
+        raise CorruptObject(f"segment {i} inflates to {got[i]} bytes, header says {rl[i]}")
+    return body
 
 
 def unpack_one(buf, **kw) -> pa.Table:

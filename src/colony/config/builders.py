@@ -46,7 +46,7 @@ def devices(spec: Mapping[str, Mapping[str, Any]], *, name: str = "local",
 
     ``spec`` maps a device name to ``role`` (default smartnic), ``threads`` (default 1),
     ``services`` (``{service: options}``), ``pools`` (pool names it is a member of) and
-    ``workdir`` (its spill/work directory).
+    ``workdir`` (its spill/work directory), ``memory``/``disk`` (budgets, bytes or '512MiB').
     """
     devs: dict[str, dict] = {}
     pools: dict[str, list[str]] = {}
@@ -57,6 +57,9 @@ def devices(spec: Mapping[str, Mapping[str, Any]], *, name: str = "local",
                              "threads": int(s.get("threads", 1))}
         if s.get("workdir"):
             d["spill_dir"] = str(s["workdir"])
+        for k in ("memory", "disk"):
+            if k in s:
+                d[k] = s[k]
         devs[dname] = d
         for pool in s.get("pools", ()):
             pools.setdefault(pool, []).append(dname)

@@ -253,7 +253,7 @@ def _device(name: str, spec: Mapping, profiles: dict[str, Profile], colony: str)
         raise _err(f"{key}.role", "is missing", f"add role = one of {list(ROLES)}")
     role = _choice(spec["role"], ROLES, f"{key}.role")
     prof_name = spec.get("profile", "host" if role == "host" else "bluefield2")
-    if prof_name not in profiles:
+    if not isinstance(prof_name, str) or prof_name not in profiles:
         raise _err(f"{key}.profile", f"unknown profile {prof_name!r}",
                    f"use one of {sorted(profiles)} or define [profiles.{prof_name}]")
     prof = profiles[prof_name]
@@ -399,9 +399,12 @@ def load(path: str | os.PathLike) -> ColonyConfig:
     """Read and validate a TOML configuration file."""
     p = Path(path)
     try:
-        text = p.read_text()
+        text = p.read_text(encoding="utf-8")
     except OSError as e:
         raise ConfigError(f"cannot read config file {str(p)!r}: {e.strerror}; check the path") from e
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"config file {str(p)!r} is not UTF-8 text (byte {e.start}); "
+                          "save it as UTF-8 TOML") from e
     return ColonyConfig.from_toml(text, source=str(p))
 
 

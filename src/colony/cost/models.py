@@ -13,7 +13,9 @@
   time (x = bytes), serialized bytes (x = rows * row width) and link transfer time (x = bytes).
 
 All models are plain JSON (a forest as its tree arrays), so a device can hold the host's
-model as data, never as code.
+model as data, never as code. A payload from a peer is validated before use: sizes are
+capped and every tree must be a tree (children after their parent, so no cycles, bounded
+depth), else :class:`~colony.errors.InvalidArgument`.
 """
 
 from __future__ import annotations
@@ -24,10 +26,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import nnls
 
-from colony.errors import StaleCalibration
+from colony.errors import InvalidArgument, StaleCalibration
 from colony.query.estimate import OPS
 
 FEATURES = OPS           # operation-vector order
+MAX_TREES = 1000
+MAX_NODES = 1 << 16      # per tree; sklearn with max_depth=10 builds at most 2047
+MAX_DEPTH = 64
 
 
 def _x(ops: dict) -> np.ndarray:
@@ -122,8 +127,9 @@ class ForestExec:
         return cls(trees=trees)
 
     def __post_init__(self) -> None:
-        self._arrays = [(np.asarray(t["left"]), np.asarray(t["right"]), np.asarray(t["feature"]),
-                         np.asarray(t["threshold"]), np.asarray(t["value"])) for t in self.trees]
+        if not isinstance(self.trees, list) or not 0 < len(self.trees) <= MAX_TREES:
+            raise InvalidArgument(f"a forest model needs 1..{MAX_TREES} trees")
+        self._arrays = [_tree_arrays(i, t) for i, t in enumerate(self.trees)]
 
     def predict(self, X, threads) -> np.ndarray:
         F = self._feat(np.atleast_2d(X), np.atleast_1d(threads))
@@ -144,12 +150,51 @@ class ForestExec:
         return {"kind": "forest", "trees": self.trees}
 
 
+def _tree_arrays(i: int, t: dict) -> tuple:
+    """One tree's arrays, checked: a peer's forest must terminate and stay small."""
+    def bad(why: str) -> InvalidArgument:
+        return InvalidArgument(f"forest tree {i}: {why}; send trees as fitted (colony.cost.models.ForestExec)")
+    try:
+        left, right, feat = (np.asarray(t[k], dtype=np.int64) for k in ("left", "right", "feature"))
+        thr, val = (np.asarray(t[k], dtype=np.float64) for k in ("threshold", "value"))
+    except (KeyError, TypeError, ValueError) as e:
+        raise bad(f"arrays left/right/feature/threshold/value missing or not numeric ({e})") from None
+    n = len(left)
+    if not 0 < n <= MAX_NODES or any(a.shape != (n,) for a in (right, feat, thr, val)):
+        raise bad(f"needs 1..{MAX_NODES} nodes and five arrays of one length")
+    leaf = left == -1
+    idx = np.arange(n)
+    if (leaf != (right == -1)).any():
+        raise bad("a node has one child")
+    inner = ~leaf
+    if (inner & ((left <= idx) | (right <= idx) | (left >= n) | (right >= n))).any():
+        raise bad("a child does not come after its parent (a cycle or a dangling index)")
+    if (inner & ((feat < 0) | (feat > len(FEATURES)))).any() or not np.isfinite(val).all():
+        raise bad("a feature index is out of range or a value is not finite")
+    depth = np.zeros(n, dtype=np.int64)
+    for j in np.flatnonzero(inner):            # parents come first, so one pass sets every depth
+        depth[left[j]] = depth[right[j]] = depth[j] + 1
+    if depth.max() > MAX_DEPTH:
+        raise bad(f"depth {depth.max()} exceeds {MAX_DEPTH}")
+    return left, right, feat, thr, val
+
+
 def exec_from_json(d: dict):
     if d["kind"] == "nnls":
-        return NNLSExec(coef=d["coef"], intercept=d["intercept"], serial=d["serial"])
+        m = NNLSExec(coef=[float(c) for c in d["coef"]], intercept=float(d["intercept"]), serial=float(d["serial"]))
+        if len(m.coef) != len(FEATURES) or not np.isfinite([*m.coef, m.intercept, m.serial]).all():
+            raise InvalidArgument(f"an nnls model needs {len(FEATURES)} finite coefficients")
+        return m
     if d["kind"] == "ops":
-        return OpsExec(serial=d["serial"], parallel=d["parallel"], intercept=d["intercept"])
-    return ForestExec(trees=d["trees"])
+        m = OpsExec(serial=[float(c) for c in d["serial"]], parallel=[float(c) for c in d["parallel"]],
+                    intercept=float(d["intercept"]))
+        if len(m.serial) != len(FEATURES) or len(m.parallel) != len(FEATURES) or \
+                not np.isfinite([*m.serial, *m.parallel, m.intercept]).all():
+            raise InvalidArgument(f"an ops model needs 2 x {len(FEATURES)} finite coefficients")
+        return m
+    if d["kind"] == "forest":
+        return ForestExec(trees=d["trees"])
+    raise InvalidArgument(f"unknown execution model kind {d['kind']!r}; expected 'ops', 'nnls' or 'forest'")
 
 
 @dataclass
@@ -158,6 +203,11 @@ class LinearModel:
 
     a: float
     b: float
+
+    def __post_init__(self) -> None:
+        self.a, self.b = float(self.a), float(self.b)
+        if not (np.isfinite(self.a) and np.isfinite(self.b)):
+            raise InvalidArgument(f"linear model coefficients must be finite, got a={self.a}, b={self.b}")
 
     @classmethod
     def fit(cls, x, y) -> "LinearModel":
@@ -284,9 +334,21 @@ class DeviceModels:
 
     @classmethod
     def from_json(cls, d: dict) -> "DeviceModels":
-        if d.get("features") != list(FEATURES):
+        """Models from JSON data; anything malformed is :class:`InvalidArgument`, never a crash;
+        models fitted on another operation vector are :class:`StaleCalibration`."""
+        if isinstance(d, dict) and "features" in d and d["features"] != list(FEATURES):
             raise StaleCalibration(f"models of device {d.get('device')!r} were fitted on another operation vector "
                                    "(an older build); recalibrate the device")
+        try:
+            return cls._from_json(d)
+        except InvalidArgument:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise InvalidArgument(f"malformed device models ({type(e).__name__}: {e}); send "
+                                  "DeviceModels.to_json() output") from None
+
+    @classmethod
+    def _from_json(cls, d: dict) -> "DeviceModels":
         return cls(device=d["device"], threads=d["threads"], exec=exec_from_json(d["exec"]),
                    ser_time=LinearModel(**d["ser_time"]), ser_bytes=LinearModel(**d["ser_bytes"]),
                    deser_s=d["deser_s"], link=LinearModel(**d["link"]) if d.get("link") else None,

@@ -149,3 +149,82 @@ def load_ais(path: str | Path | None = None, id_column: str = "MMSI",
              time_column: str | None = "BaseDateTime") -> pa.Table:
     """NOAA AIS vessel positions (17 fields); the MMSI is the particle id."""
     return to_particles(read_table(path or sample_path("ais"), AIS_LAYOUT), id_column, time_column)
+
+
+# -- streaming: files larger than memory -------------------------------------------------------
+FORMATS = {"trackml": (TRACKML_LAYOUT, "particle_id", "hit_id"),
+           "opensky": (OPENSKY_LAYOUT, "icao24", "time"),
+           "ais": (AIS_LAYOUT, "MMSI", "BaseDateTime"),
+           "particles": (None, None, None)}
+
+
+CSV_BLOCK = 4 << 20   # pyarrow's CSV reader reads ~25 blocks ahead: 64 MiB blocks held 2 GB (measured)
+
+
+def iter_batches(path: str | Path, layout: dict[str, pa.DataType] | None = None,
+                 chunk_bytes: int = 64 << 20):
+    """Record batches of a CSV (optionally .gz) or Parquet file, at most about ``chunk_bytes``
+    each, so a file larger than memory streams through (pyarrow's streaming readers)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path} does not exist or is not a file; pass a CSV or Parquet file")
+    try:
+        if path.suffix == ".parquet":
+            pf = pq.ParquetFile(path)
+            names = list(layout) if layout else None
+            if names:
+                missing = [c for c in names if c not in pf.schema_arrow.names]
+                if missing:
+                    raise DataError(f"{path}: missing columns {missing} of the expected layout")
+            md = pf.metadata
+            raw = sum(md.row_group(i).total_byte_size for i in range(md.num_row_groups))
+            row_bytes = max(8, raw // max(1, md.num_rows))
+            for b in pf.iter_batches(batch_size=max(1024, chunk_bytes // row_bytes), columns=names):
+                yield b.cast(pa.schema(layout.items())) if layout else b
+        elif path.suffix in (".csv", ".gz"):
+            stream = pa.input_stream(str(path), compression="detect")
+            reader = pcsv.open_csv(stream, read_options=pcsv.ReadOptions(block_size=min(chunk_bytes, CSV_BLOCK)),
+                                   convert_options=pcsv.ConvertOptions(column_types=layout or {},
+                                                                       strings_can_be_null=True))
+            if layout:
+                missing = [c for c in layout if c not in reader.schema.names]
+                if missing:
+                    raise DataError(f"{path}: missing columns {missing} of the expected layout")
+            yield from reader
+        else:
+            raise DataError(f"{path}: unknown file type {path.suffix!r}; use .csv, .csv.gz or .parquet")
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as e:
+        raise DataError(f"{path}: cannot read it as this layout: {str(e).splitlines()[0][:300]}") from e
+
+
+def iter_particles(path: str | Path, fmt: str, chunk_bytes: int = 64 << 20):
+    """Particle tables (see the module doc) from a file of format ``fmt``, chunk by chunk.
+
+    ``id`` keeps counting across chunks; ``particles`` files must already have the particle
+    schema (id, time, particle_id, x, y, z, vx, vy, vz)."""
+    if fmt not in FORMATS:
+        raise DataError(f"unknown format {fmt!r}; choose one of {sorted(FORMATS)}")
+    layout, id_col, time_col = FORMATS[fmt]
+    if fmt == "particles":
+        from colony.data.schema import PARTICLE_SCHEMA
+        layout = dict(zip(PARTICLE_SCHEMA.names, PARTICLE_SCHEMA.types))
+    first = 0
+    for t in _chunks(iter_batches(path, layout, chunk_bytes), chunk_bytes):
+        if fmt != "particles":
+            t = to_particles(t, id_col, time_col)
+            t = t.set_column(0, "id", pa.array(np.arange(first, first + t.num_rows, dtype=np.uint64)))
+        first += t.num_rows
+        yield t
+
+
+def _chunks(batches, chunk_bytes: int):
+    """Tables of consecutive batches, each about ``chunk_bytes`` of Arrow data."""
+    held, size = [], 0
+    for b in batches:
+        held.append(b)
+        size += b.nbytes
+        if size >= chunk_bytes:
+            yield pa.Table.from_batches(held)
+            held, size = [], 0
+    if held:
+        yield pa.Table.from_batches(held)

@@ -50,14 +50,22 @@ class BlockStore:
                         self._free[i] = (start + need, count - need)
                     return Extent(encode(self.device_id, start), nbytes)
             start = self._nblocks
+            try:    # grow the file first: a size the disk refuses must leave the store as it was
+                os.ftruncate(self._fd, (start + need) * self.block_size)
+                ext = Extent(encode(self.device_id, start), nbytes)
+            except (OSError, OverflowError, ValueError) as e:
+                os.ftruncate(self._fd, start * self.block_size)
+                raise BlockRangeError(f"cannot allocate {nbytes} bytes on device {self.device_id}: {e}") from None
             self._nblocks += need
-            os.ftruncate(self._fd, self._nblocks * self.block_size)
-        return Extent(encode(self.device_id, start), nbytes)
+        return ext
 
     def free(self, ext: Extent) -> None:
         self._check(ext, 0, 0)
+        start, count = ext.block, ext.nblocks(self.block_size)
         with self._lock:
-            self._free.append((ext.block, ext.nblocks(self.block_size)))
+            if any(start < s + c and s < start + count for s, c in self._free):
+                raise BlockRangeError(f"extent {ext} is already (partly) free: a double free")
+            self._free.append((start, count))
 
     # -- I/O -----------------------------------------------------------------
     def _check(self, ext: Extent, offset: int, length: int) -> None:

@@ -1200,7 +1200,18 @@ def _get(d, path):
 
 
 def estimate(plan_bytes_or_json, stats: dict[str, TableStats], seed: int = 0) -> Estimate:
-    """Estimate rows and operation vectors of a plan; unsupported plans still get an Estimate."""
+    """Estimate rows and operation vectors of a plan; unsupported plans still get an Estimate.
+
+    A plan that decodes but lacks the fields a well-formed plan has (bytes changed on the
+    way) is :class:`BadPlan`, not a KeyError from deep in the walk."""
+    try:
+        return _estimate(plan_bytes_or_json, stats, seed)
+    except (KeyError, TypeError, IndexError, AttributeError, StopIteration, ValueError) as e:
+        raise BadPlan(f"Substrait plan is malformed ({type(e).__name__}: {str(e)[:100]}); "
+                      "re-plan the SQL on the client") from None
+
+
+def _estimate(plan_bytes_or_json, stats: dict[str, TableStats], seed: int = 0) -> Estimate:
     pj = plan_bytes_or_json if isinstance(plan_bytes_or_json, dict) else plan_json(plan_bytes_or_json)
     root = _root(pj)
     names = _fn_names(pj)

@@ -14,6 +14,8 @@ import os
 import secrets
 from pathlib import Path
 
+from colony.errors import RuntimeFailure
+
 MODE_VAR = "RAY_AUTH_MODE"
 
 
@@ -45,14 +47,22 @@ def enable(mode: str = "token") -> str:
     """
     if mode != "token":
         return os.environ.get(MODE_VAR, "disabled")
-    _ensure_token()
+    try:
+        _ensure_token()
+    except OSError as e:
+        raise RuntimeFailure(f"cannot create the Ray auth token at {token_path()}: {e.strerror}; "
+                             "set RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH to a writable place") from e
     os.environ[MODE_VAR] = "token"
-    try:   # refresh Ray's cached config so this process presents the token too
+    try:
         from ray._raylet import AuthenticationTokenLoader, Config
+    except ImportError:   # older/newer Ray without these hooks: the env var alone still applies to children
+        return "token"
+    try:   # refresh Ray's cached config so this process presents the token too
         Config.initialize("")
         AuthenticationTokenLoader.instance().reset_cache()
-    except Exception:   # older/newer Ray without these hooks: the env var alone still applies to children
-        pass
+    except Exception as e:  # noqa: BLE001 - Ray raises plain exceptions; a half-applied mode must not pass silently
+        raise RuntimeFailure(f"Ray token auth could not be enabled in this process ({type(e).__name__}: {e}); "
+                             f"check the token at {token_path()} or set RAY_AUTH_TOKEN") from e
     return "token"
 
 

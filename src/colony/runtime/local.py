@@ -3,7 +3,9 @@
 It implements the whole :class:`colony.services.protocol.Colony` interface from the same
 :class:`colony.config.ColonyConfig` the Ray runtime reads, so a driver or a service runs
 unchanged on both. Devices are not weakened here (no thread budgets, no paced link, no
-memory budget): timings measured on it are the host's own.
+memory budget): timings measured on it are the host's own. ``budgets=True`` gives each
+store its device's memory/disk budget and spill directory, so data larger than memory
+streams through (``colony sift run --input``).
 """
 
 from __future__ import annotations
@@ -27,11 +29,12 @@ from colony.store import Entry, ObjectStore, routing
 class LocalColony:
     """Devices by name; ``call`` goes straight to the device's DeviceHost, in this thread."""
 
-    def __init__(self, config: ColonyConfig | Mapping | None = None) -> None:
+    def __init__(self, config: ColonyConfig | Mapping | None = None, *, budgets: bool = False) -> None:
         self.config = resolve(config)
         self.hosts: dict[str, DeviceHost] = {}
         for name, spec in self.config.devices.items():
-            store = ObjectStore(name)
+            store = (ObjectStore(name, memory_budget=spec.memory, spill_dir=spec.spill_dir, disk_budget=spec.disk)
+                     if budgets else ObjectStore(name))
             for pool in self.config.device_pools(name):
                 store.create_pool(pool)
             ctx = DeviceContext(name=name, role=spec.role, threads=spec.threads, store=store, peers=self,

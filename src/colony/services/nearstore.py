@@ -148,6 +148,8 @@ class NearStore(Service):
     def write(self, ext: Extent, data: bytes, offset: int = 0, phase: str = "load",
               requester: str | None = None) -> int:
         """Host -> device write (the host paces its own link)."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise NearStoreError(f"write needs bytes, got {type(data).__name__}")
         self.locks.wait(*self._blocks(ext, offset, len(data)), requester)
         self.store.write(ext, data, offset)
         self._count("host_in", phase, len(data))

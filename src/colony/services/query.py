@@ -26,13 +26,14 @@ import pyarrow as pa
 
 from colony import codec
 from colony.cost.models import DeviceModels
-from colony.errors import DeviceBusy, StaleCalibration
 from colony.decide import Decision, DeviceLoad, HostLoad, StormPolicy, decide
+from colony.errors import DeviceBusy, InvalidArgument, StaleCalibration
 from colony.query import plan as qplan
 from colony.query.estimate import estimate, plan_json
 from colony.errors import BadPlan
 from colony.errors import QueryError, UnknownTable
 from colony.query.stats import STATS_POOL, StatsIndex
+from colony.query.worker import WorkerPool
 from colony.services.base import Service, endpoint, service
 from colony.store.routing import stable_hash
 
@@ -50,7 +51,10 @@ def _tables_arg(tables: dict) -> dict[str, tuple[str, str]]:
 @service
 class QueryService(Service):
     """Options: timeout_s (per query), memory_limit (bytes per query), max_result_bytes,
-    admission_limit (host: concurrent push-backs admitted), models_dir (persist models)."""
+    admission_limit (host: concurrent push-backs admitted), models_dir (persist models),
+    isolate (default true: run each query in a worker process killed at its deadline, see
+    :mod:`colony.query.worker`; false runs it in the calling thread, where the deadline is
+    only checked between output batches)."""
 
     name = "query"
 
@@ -65,6 +69,8 @@ class QueryService(Service):
         self.policy = str(options.get("policy", "latency"))
         self._dev_inflight = 0
         self._dev_service_s = 0.0
+        self.isolate = bool(options.get("isolate", True))
+        self._workers = WorkerPool(keep=max(1, ctx.threads), prestart=False) if self.isolate else None
         self.models_dir = options.get("models_dir") or (os.path.join(ctx.workdir, "models") if ctx.workdir else None)
         self.models: DeviceModels | None = None
         self.host_models: DeviceModels | None = None
@@ -85,7 +91,7 @@ class QueryService(Service):
                     raise StaleCalibration(f"device {ctx.name!r} changed since its calibration (role, threads, "
                                            "link, software or layout); recalibrate")
                 self.models = DeviceModels.from_json(saved)
-        except StaleCalibration as e:
+        except (StaleCalibration, InvalidArgument) as e:
             self.models, self.stale = None, str(e)     # reported uncalibrated; the client recalibrates
 
     # -- models ----------------------------------------------------------------
@@ -159,7 +165,11 @@ class QueryService(Service):
 
     @endpoint
     def blob(self, nbytes: int) -> pa.Buffer:
-        """n bytes to ship back: the link calibration's probe."""
+        """n bytes to ship back: the link calibration's probe, capped like any result."""
+        if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)) \
+                or not 0 <= nbytes <= self.max_result_bytes:
+            raise InvalidArgument(f"blob size must be an integer in 0..{self.max_result_bytes} bytes (the device's "
+                                  f"result cap), got {nbytes!r}")
         return pa.py_buffer(bytes(int(nbytes)))
 
     # -- catalogue --------------------------------------------------------------
@@ -320,17 +330,31 @@ class QueryService(Service):
                     out["decision"] = dec.to_dict()
                 else:
                     runs, template = cut
-            ctx, act["deser"] = self._context(tabs)
-            act["exec"] = act["ser"] = 0.0
+            act["exec"] = act["ser"] = act["deser"] = 0.0
             act["bytes"] = act["rows_device"] = 0
             bufs, schemas = [], []
+            ctx = None
             for run_bytes in runs:
-                t0 = time.perf_counter()
-                res = qplan.execute(ctx, run_bytes, self.timeout_s, self.max_result_bytes)
-                act["exec"] += time.perf_counter() - t0
-                t0 = time.perf_counter()
-                buf = codec.pack([res])
-                act["ser"] += time.perf_counter() - t0
+                if self._workers is not None:      # decode, execute and serialize in a killable worker
+                    t0 = time.perf_counter()
+                    objs = {name: [self.ctx.store.get(pool, k) for k in self._keys(pool, pattern)]
+                            for name, (pool, pattern) in tabs.items()}
+                    act["deser"] += time.perf_counter() - t0
+                    t0 = time.perf_counter()
+                    buf = self._workers.run(run_bytes, objs, threads=self.ctx.threads,
+                                            memory_limit=self.memory_limit, max_result_bytes=self.max_result_bytes,
+                                            timeout_s=self.timeout_s, cache=True)
+                    res = codec.unpack_one(buf, verify=False)
+                    act["exec"] += time.perf_counter() - t0
+                else:
+                    if ctx is None:
+                        ctx, act["deser"] = self._context(tabs)
+                    t0 = time.perf_counter()
+                    res = qplan.execute(ctx, run_bytes, self.timeout_s, self.max_result_bytes)
+                    act["exec"] += time.perf_counter() - t0
+                    t0 = time.perf_counter()
+                    buf = codec.pack([res])
+                    act["ser"] += time.perf_counter() - t0
                 act["bytes"] += buf.size
                 act["rows_device"] += res.num_rows
                 bufs.append(buf)
@@ -363,12 +387,17 @@ class QueryService(Service):
                 threads = max(1, self.ctx.threads - self._busy_threads)
                 self._busy_threads += threads
             try:
-                ctx = qplan.execution_context(threads, self.memory_limit)
-                for name, tl in parts.items():
-                    schema = tl[0][0].schema if tl and tl[0] else None
-                    qplan.register(ctx, name, tl, schema, max_partitions=threads)
                 t0 = time.perf_counter()
-                res = qplan.execute(ctx, bytes(plan_bytes), self.timeout_s, self.max_result_bytes)
+                if self._workers is not None:
+                    res = codec.unpack_one(self._workers.run(
+                        bytes(plan_bytes), inputs, threads=threads, memory_limit=self.memory_limit,
+                        max_result_bytes=self.max_result_bytes, timeout_s=self.timeout_s), verify=False)
+                else:
+                    ctx = qplan.execution_context(threads, self.memory_limit)
+                    for name, tl in parts.items():
+                        schema = tl[0][0].schema if tl and tl[0] else None
+                        qplan.register(ctx, name, tl, schema, max_partitions=threads)
+                    res = qplan.execute(ctx, bytes(plan_bytes), self.timeout_s, self.max_result_bytes)
                 exec_s = time.perf_counter() - t0
             finally:
                 with self._lock:
@@ -383,6 +412,13 @@ class QueryService(Service):
                 self._inflight -= 1
             if reserved:
                 self.release()
+
+    @endpoint
+    def workers(self) -> dict:
+        """Query worker processes: pids running a query now and pids killed at a deadline."""
+        if self._workers is None:
+            return {"isolate": False, "live": [], "killed": []}
+        return {"isolate": True, "live": sorted(self._workers.live), "killed": list(self._workers.killed)}
 
     @endpoint
     def health(self) -> dict:

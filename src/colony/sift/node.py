@@ -227,6 +227,8 @@ class SiftNode:
         """Hand a snapshot from a simulation rank to this device's stage-1 PE."""
         tables = table if isinstance(table, list) else [table]
         for t in tables:
+            if not isinstance(t, pa.Table) or not tables:
+                raise SiftError(f"inject needs Arrow tables, got {type(t).__name__}")
             id_array(t)   # refuse tables without usable particle ids now, not mid-pipeline
         key = make_key(1, 0, 0, source, seq, self.index)
         self.accept(key, tables)
@@ -332,6 +334,8 @@ class SiftNode:
 
     def track(self, particle_id: int) -> pa.Table | None:
         """The time-ordered records of one particle (None when its bin is empty here)."""
+        if not 0 <= particle_id < 1 << 64:
+            raise SiftError(f"particle id {particle_id} is not a uint64; ids are 0..2**64-1")
         b = int(self.bin_of(particle_id))
         t = self.bin_table(b)
         if t is None:

@@ -9,6 +9,11 @@ object format (``<spill_dir>/<pool>/<key>.clny``) and come back into memory on g
 store over an existing spill directory recovers every spilled object, which is how a
 restarted device keeps them. An object that fits neither memory nor the disk budget is
 refused with :class:`ObjectTooLarge` before anything changes.
+
+Disk is a trust boundary: every spill read-back and every recovered file is checked
+against its segment checksums. A file that fails is moved aside to
+``<spill_dir>/#quarantine/`` (evidence, never served), logged by name, and its object is
+reported lost (:class:`~colony.errors.ObjectLost`) on every later get; there are no replicas.
 """
 
 from __future__ import annotations
@@ -26,11 +31,12 @@ from urllib.parse import quote, unquote
 import pyarrow as pa
 
 from colony import codec
-from colony.errors import CodecError, ObjectTooLarge, StoreError, UnknownKey, UnknownPool
+from colony.errors import CodecError, ObjectLost, ObjectTooLarge, StoreError, UnknownKey, UnknownPool
 
 log = logging.getLogger(__name__)
 
 SPILL_SUFFIX = ".clny"
+QUARANTINE = "#quarantine"     # never a quoted pool name: quote() escapes '#'
 _MAX_NAME = 200
 
 
@@ -90,6 +96,7 @@ class ObjectStore:
         self._put_hooks: list[PutHook] = []
         self._drop_hooks: list[DropHook] = []
         self.recovered = 0
+        self.lost: dict[tuple[str, str], str] = {}     # (pool, key) -> why, for objects quarantined
         if self.spill_dir is not None:
             self._recover()
 
@@ -122,6 +129,7 @@ class ObjectStore:
         with self._lock:
             self._pool(pool)
             spilled = self._admit(pool, key, buf)
+            self.lost.pop((pool, key), None)
         if self._put_hooks:
             tables = tables if tables is not None else codec.unpack(buf)
             for hook in self._put_hooks:
@@ -133,12 +141,14 @@ class ObjectStore:
         with self._lock:
             p = self._pool(pool)
             if key not in p:
+                if (pool, key) in self.lost:
+                    raise ObjectLost(self.lost[(pool, key)])
                 raise UnknownKey(f"pool {pool!r} on device {self.device!r} has no key {key!r}")
             v = p[key]
             if isinstance(v, pa.Buffer):
                 self._lru.move_to_end((pool, key))
                 return v
-            buf = self._read_spilled(v)
+            buf = self._read_verified(pool, key, v)
             if self.memory_budget and v.size <= self.memory_budget:
                 plan = self._plan(v.size, extra_disk=-v.size)
                 if plan is not None:
@@ -178,6 +188,8 @@ class ObjectStore:
         with self._lock:
             p = self._pool(pool)
             if key not in p:
+                if self.lost.pop((pool, key), None) is not None:
+                    return       # dropping a lost object just forgets it
                 raise UnknownKey(f"pool {pool!r} on device {self.device!r} has no key {key!r}")
             self._remove(pool, key)
         for hook in self._drop_hooks:
@@ -193,7 +205,8 @@ class ObjectStore:
                                "spilled_bytes": sum(disk)}
             return {"device": self.device, "pools": pools, "memory_used": self._mem,
                     "memory_budget": self.memory_budget, "disk_used": self._disk, "disk_budget": self.disk_budget,
-                    "spill_dir": str(self.spill_dir) if self.spill_dir else None, "recovered": self.recovered}
+                    "spill_dir": str(self.spill_dir) if self.spill_dir else None, "recovered": self.recovered,
+                    "lost": {f"{p}/{k}": why for (p, k), why in sorted(self.lost.items())}}
 
     def free_bytes(self) -> int | None:
         """Bytes a put can still take (memory + spill), None when unlimited."""
@@ -284,7 +297,11 @@ class ObjectStore:
             self._mem += old_mem
             self._disk += old_disk
         if to_disk:
-            spilled = self._write_spill(pool, key, buf)   # writes a temp file first: nothing partial on failure
+            try:
+                spilled = self._write_spill(pool, key, buf)   # writes a temp file first: nothing partial on failure
+            except OSError as e:
+                raise StoreError(f"device {self.device!r} could not write {pool}/{key} to {self.spill_dir}: {e}; "
+                                 f"check the spill directory or raise the memory budget") from e
             if isinstance(old, pa.Buffer):
                 self._mem -= self._lru.pop((pool, key))
             elif isinstance(old, _Spilled):
@@ -328,12 +345,38 @@ class ObjectStore:
         except (OSError, pa.ArrowException) as e:
             raise StoreError(f"spilled object {s.path} on device {self.device!r} cannot be read: {e}") from e
 
+    def _read_verified(self, pool: str, key: str, s: _Spilled) -> pa.Buffer:
+        buf = self._read_spilled(s)
+        try:
+            codec.verify(buf)
+        except CodecError as e:
+            del self._pools[pool][key]
+            self._disk -= s.size
+            raise self._quarantine(pool, key, s.path, e) from e
+        return buf
+
+    def _quarantine(self, pool: str, key: str, path: Path, why: Exception) -> ObjectLost:
+        """Move a corrupt spill file aside (kept as evidence) and remember its object as lost."""
+        dest = self.spill_dir / QUARANTINE / path.parent.name / path.name
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, dest)
+        except OSError:
+            path.unlink(missing_ok=True)
+            dest = None
+        msg = (f"object {pool}/{key} on device {self.device!r} is lost: spill file {path} failed its checksum "
+               f"({why}); " + (f"moved to {dest}" if dest else "deleted") + "; put the object again from its source")
+        log.error(msg)
+        self.lost[(pool, key)] = msg
+        return ObjectLost(msg)
+
     def _recover(self) -> None:
         """Register objects spilled by an earlier store over the same directory (device restart)."""
         if not self.spill_dir.is_dir():
             return
-        for pdir in sorted(x for x in self.spill_dir.iterdir() if x.is_dir()):
+        for pdir in sorted(x for x in self.spill_dir.iterdir() if x.is_dir() and x.name != QUARANTINE):
             pool = unquote(pdir.name)
+            self._pools.setdefault(pool, {})     # the pool existed even if all its files are lost
             for f in sorted(pdir.iterdir()):
                 if f.name.endswith(".tmp"):
                     f.unlink(missing_ok=True)   # an interrupted spill: the object was never acknowledged
@@ -344,9 +387,9 @@ class ObjectStore:
                 key = (pdir / (stem + ".key")).read_text() if stem.startswith("~") else unquote(stem)
                 s = _Spilled(f, f.stat().st_size)
                 try:
-                    codec.read_info(self._read_spilled(s))
+                    codec.verify(self._read_spilled(s))
                 except (StoreError, CodecError) as e:
-                    log.warning("device %s: skipping unreadable spill file %s: %s", self.device, f, e)
+                    self._quarantine(pool, key, f, e)
                     continue
                 self._pools.setdefault(pool, {})[key] = s
                 self._disk += s.size
@@ -363,7 +406,7 @@ def clear_spill_dir(spill_dir: str | os.PathLike) -> int:
     if not root.is_dir():
         return 0
     n = 0
-    for pdir in (x for x in root.iterdir() if x.is_dir()):
+    for pdir in (x for x in root.iterdir() if x.is_dir() and x.name != QUARANTINE):
         for f in pdir.iterdir():
             if f.name.endswith((SPILL_SUFFIX, SPILL_SUFFIX + ".tmp")) or (f.name.startswith("~")
                                                                          and f.name.endswith(".key")):

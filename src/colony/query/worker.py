@@ -1,0 +1,301 @@
+"""Query execution in a worker process that is killed at its deadline.
+
+datafusion-python checks for interrupts only on the main thread (datafusion-python issue
+1141) and device queries run in service threads, so a deadline checked between output
+batches cannot stop an aggregate or a join that emits nothing until it is done. Here each
+query runs in a child process (``python -m colony.query.worker``): the caller waits for
+the answer until the deadline and then kills the child, so the work provably stops (the
+process is gone, its CPU is free) and the next query gets a fresh worker.
+
+Objects cross into the worker through shared-memory files (``/dev/shm``): the parent
+copies a query's stored Colony objects into one file and the worker maps it and decodes
+them zero-copy. The file is kept (LRU, bounded bytes) while the same objects are queried
+again, holding references to them so their addresses, the cache key, stay theirs. The
+result comes back the same way, one Colony object in a file, capped by the result limit.
+Typed errors raised in the worker are raised again, with their class, here.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import select
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+import weakref
+from collections import OrderedDict
+
+import pyarrow as pa
+
+from colony import errors as _errors
+from colony.errors import ColonyError, QueryError, QueryTimeout
+
+_LEN = struct.Struct("<Q")
+_ALIGN = 64
+_SHM = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
+class WorkerDied(QueryError):
+    """The query worker process exited without an answer (killed by the OS, out of memory)."""
+
+
+def _send(f, obj) -> None:
+    data = pickle.dumps(obj, protocol=5)
+    f.write(_LEN.pack(len(data)) + data)
+    f.flush()
+
+
+def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+    out = bytearray()
+    while len(out) < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError
+        chunk = os.read(fd, min(n - len(out), 1 << 20))
+        if not chunk:
+            raise EOFError
+        out += chunk
+    return bytes(out)
+
+
+def _recv(fd: int, deadline: float | None):
+    (n,) = _LEN.unpack(_read_exact(fd, _LEN.size, deadline))
+    return pickle.loads(_read_exact(fd, n, deadline))
+
+
+class _Proc:
+    """One worker process, ready once it has said so."""
+
+    def __init__(self) -> None:
+        self.p = subprocess.Popen([sys.executable, "-m", "colony.query.worker"], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True)
+        self.ready = False
+
+    @property
+    def pid(self) -> int:
+        return self.p.pid
+
+    def kill(self) -> None:
+        try:
+            self.p.kill()
+        except ProcessLookupError:
+            pass
+        self.p.wait()
+        for f in (self.p.stdin, self.p.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
+
+
+class WorkerPool:
+    """Worker processes for one device's queries: one per query in flight, idle ones kept warm.
+
+    ``run`` executes a Substrait plan over named tables given as lists of Colony object
+    buffers. At the deadline the worker is killed and :class:`QueryTimeout` (a
+    :class:`DeadlineExceeded`) is raised; a replacement is started in the background.
+    """
+
+    def __init__(self, keep: int = 1, prestart: bool = True, cache_bytes: int = 1 << 30) -> None:
+        self.keep = max(1, keep)
+        self.cache_bytes = cache_bytes
+        self._idle: list[_Proc] = []
+        self._lock = threading.Lock()
+        self._files: OrderedDict[tuple, tuple[str, dict, list, int]] = OrderedDict()   # key -> path, layout, refs, n
+        # /dev/shm outlives the process: cached files and idle workers go with the pool or at exit
+        self._finalizer = weakref.finalize(self, _cleanup, self._files, self._idle, self._lock)
+        self.killed: list[int] = []           # pids stopped at a deadline
+        self.live: set[int] = set()
+        if prestart:
+            self._warm()
+
+    def _warm(self) -> None:
+        def start():
+            w = _Proc()
+            with self._lock:
+                if len(self._idle) < self.keep:
+                    self._idle.append(w)
+                    return
+            w.kill()
+        threading.Thread(target=start, daemon=True, name="colony-query-worker-start").start()
+
+    def _take(self) -> _Proc:
+        with self._lock:
+            while self._idle:
+                w = self._idle.pop()
+                if w.p.poll() is None:
+                    self.live.add(w.pid)
+                    return w
+        w = _Proc()
+        with self._lock:
+            self.live.add(w.pid)
+        return w
+
+    def _give_back(self, w: _Proc) -> None:
+        with self._lock:
+            self.live.discard(w.pid)
+            if len(self._idle) < self.keep and w.p.poll() is None:
+                self._idle.append(w)
+                return
+        w.kill()
+
+    def _objects_file(self, tables: dict[str, list], cache: bool) -> tuple[str, dict, bool]:
+        """(path, layout, temporary): the objects in one shared-memory file, reused when cached."""
+        bufs = {name: [b if isinstance(b, pa.Buffer) else pa.py_buffer(b) for b in bl] for name, bl in tables.items()}
+        key = tuple((name, tuple((b.address, b.size) for b in bl)) for name, bl in bufs.items())
+        with self._lock:
+            if cache and key in self._files:
+                self._files.move_to_end(key)
+                return self._files[key][0], self._files[key][1], False
+        # a fresh name per file: the worker caches decoded files by name, so names are never reused
+        fd, path = tempfile.mkstemp(prefix=f"colony-query-{uuid.uuid4().hex}-", suffix=".objs", dir=_SHM)
+        layout, pos = {}, 0
+        with os.fdopen(fd, "wb") as f:
+            for name, bl in bufs.items():
+                spans = []
+                for b in bl:
+                    pad = -pos % _ALIGN
+                    f.write(bytes(pad))
+                    pos += pad
+                    spans.append((pos, f.write(memoryview(b))))
+                    pos += b.size
+                layout[name] = spans
+        if not cache or pos > self.cache_bytes:
+            return path, layout, True
+        with self._lock:
+            self._files[key] = (path, layout, bufs, pos)   # refs keep the buffers, so their addresses
+            total = sum(v[3] for v in self._files.values())
+            while total > self.cache_bytes:
+                _, (old, _, _, n) = self._files.popitem(last=False)
+                os.unlink(old)
+                total -= n
+        return path, layout, False
+
+    def run(self, plan_bytes: bytes, tables: dict[str, list], *, threads: int, memory_limit: int | None,
+            max_result_bytes: int | None, timeout_s: float | None, cache: bool = False) -> pa.Buffer:
+        """The result as one packed Colony object (decode it with ``codec.unpack_one``).
+
+        ``cache``: the buffers are immutable stored objects likely queried again (keep their file)."""
+        t0 = time.monotonic()
+        deadline = None if timeout_s is None else t0 + float(timeout_s)
+        path, layout, temporary = self._objects_file(tables, cache)
+        result_path = os.path.join(_SHM or tempfile.gettempdir(), f"colony-result-{uuid.uuid4().hex}.clny")
+        try:
+            reply = None
+            w = self._take()
+            try:
+                _send(w.p.stdin, {"path": path, "tables": layout, "plan": bytes(plan_bytes), "threads": threads,
+                                  "memory_limit": memory_limit, "max_result_bytes": max_result_bytes,
+                                  "cached": not temporary, "result": result_path})
+                reply = _recv(w.p.stdout.fileno(), deadline)
+            except TimeoutError:
+                w.kill()
+                with self._lock:
+                    self.live.discard(w.pid)
+                    self.killed.append(w.pid)
+                self._warm()
+                raise QueryTimeout(f"query ran past the device's deadline of {timeout_s:.2f} s and was stopped "
+                                   f"(worker pid {w.pid} killed after {time.monotonic() - t0:.2f} s); "
+                                   "narrow it or raise the timeout") from None
+            except (EOFError, BrokenPipeError, OSError) as e:
+                code = w.p.poll()
+                w.kill()
+                with self._lock:
+                    self.live.discard(w.pid)
+                self._warm()
+                raise WorkerDied(f"query worker pid {w.pid} exited (code {code}, {type(e).__name__}) before "
+                                 "answering; the device may be out of memory; retry or lower the query's size") \
+                    from None
+            self._give_back(w)
+        finally:
+            if temporary:
+                os.unlink(path)
+            if reply is None or reply[0] != "ok":
+                try:                             # a worker killed mid-write may have left it
+                    os.unlink(result_path)
+                except FileNotFoundError:
+                    pass
+        if reply[0] == "ok":
+            with pa.memory_map(result_path, "r") as f:
+                out = f.read_buffer()
+            os.unlink(result_path)               # the mapping stays valid
+            return out
+        _, cls_name, msg = reply
+        cls = getattr(_errors, cls_name, None)
+        if not (isinstance(cls, type) and issubclass(cls, ColonyError)):
+            cls, msg = QueryError, f"query failed on the device: {cls_name}: {msg}"
+        raise cls(msg)
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+def _cleanup(files: OrderedDict, idle: list, lock: threading.Lock) -> None:
+    with lock:
+        paths = [v[0] for v in files.values()]
+        workers = list(idle)
+        files.clear()
+        idle.clear()
+    for w in workers:
+        w.kill()
+    for path in paths:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
+def _serve() -> None:
+    """Worker main: answer requests on stdin until it closes; die with the parent."""
+    try:   # Linux: SIGKILL this worker when its parent (the device) dies
+        import ctypes
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+    out = os.fdopen(os.dup(1), "wb")          # the protocol's own stdout; stray prints go to stderr
+    os.dup2(2, 1)
+    from colony import codec
+    from colony.query import plan as qplan
+    inp = sys.stdin.buffer
+    mapped: OrderedDict[str, dict] = OrderedDict()     # cached object files, decoded (zero-copy)
+    while True:
+        head = inp.read(_LEN.size)
+        if len(head) < _LEN.size:
+            return
+        req = pickle.loads(inp.read(_LEN.unpack(head)[0]))
+        try:
+            tables = mapped.get(req["path"])
+            if tables is None:
+                with pa.memory_map(req["path"], "r") as f:
+                    whole = f.read_buffer()
+                tables = {name: [codec.unpack(whole.slice(o, n), verify=False) for o, n in spans]
+                          for name, spans in req["tables"].items()}
+                if req["cached"]:
+                    mapped[req["path"]] = tables
+                    while len(mapped) > 4:
+                        mapped.popitem(last=False)
+            ctx = qplan.execution_context(req["threads"], req["memory_limit"])
+            for name, parts in tables.items():
+                schema = parts[0][0].schema if parts and parts[0] else None
+                qplan.register(ctx, name, parts, schema, max_partitions=req["threads"])
+            res = qplan.execute(ctx, req["plan"], None, req["max_result_bytes"])
+            buf = codec.pack([res])
+            with open(req["result"], "wb") as f:
+                f.write(memoryview(buf))
+            reply = ("ok",)
+        except ColonyError as e:
+            reply = ("err", type(e).__name__, str(e))
+        except Exception as e:  # noqa: BLE001 - anything else goes back as a QueryError
+            reply = ("err", type(e).__name__, str(e)[:500])
+        _send(out, reply)
+
+
+if __name__ == "__main__":
+    _serve()
