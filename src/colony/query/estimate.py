@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from colony.errors import BadPlan, Unsupported
+from colony.errors import BadPlan, ColonyError, Unsupported
 from colony.query.stats import TableStats
 
 INF = math.inf
