@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 COLONY=${COLONY:-.venv/bin/colony}
 PY=${PY:-.venv/bin/python}
-for b in codec data inject sift nearstore mbwu characterize availability; do
+for b in codec data transfer pacing inject sift nearstore mbwu characterize availability interference; do
   echo "== colony bench $b"
   "$COLONY" bench "$b"
 done

@@ -157,8 +157,18 @@ class UnsupportedFunction(SqlError):
     """The SQL uses a function the device engine does not provide."""
 
 
-class DeadlineExceeded(ColonyError):
-    """Work ran past its deadline and was stopped (every deadline in Colony raises this)."""
+class DeadlineExceeded(RuntimeFailure, TimeoutError):
+    """Work did not finish within its deadline and was stopped; every deadline in Colony raises it
+    (a call's ``timeout=`` or ``runtime.call_timeout_s``, a query's ``timeout_s``).
+
+    ``device`` names the device that did not answer and ``timeout_s`` the deadline."""
+
+    def __init__(self, message: str, device: str | None = None, timeout_s: float | None = None) -> None:
+        super().__init__(message)
+        self.device, self.timeout_s = device, timeout_s
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.device, self.timeout_s))
 
 
 class QueryTimeout(QueryError, DeadlineExceeded):
@@ -214,14 +224,66 @@ class ObjectTooBig(BadLength, CorruptObject):
     """An object header claims more bytes than its codec can produce or this process may allocate."""
 
 
-class ObjectLost(StoreError):
-    """A stored object failed its checksum on read-back or recovery and was quarantined.
-
-    There are no replicas: the object is gone; put it again from its source."""
-
-
 class InvalidArgument(ColonyError, ValueError):
     """A service call argument is outside what the service accepts (a size, a count, a payload)."""
+
+
+# -- runtime deadlines and device faults (one type per fault, shared by every deadline in Colony) --
+
+
+class DeviceLost(RuntimeFailure):
+    """A device's actor died (killed, crashed, its node gone) while a call was in flight;
+    ``device`` names it. Ray restarts it (``runtime.max_restarts``); calls are not replayed."""
+
+    def __init__(self, message: str, device: str | None = None) -> None:
+        super().__init__(message)
+        self.device = device
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.device))
+
+
+class ServiceFailed(ColonyError):
+    """A service raised an error that is not a Colony error (a bug or an unexpected input);
+    ``device``, ``error_type`` and the message say where and what."""
+
+    def __init__(self, message: str, device: str | None = None, error_type: str | None = None) -> None:
+        super().__init__(message)
+        self.device, self.error_type = device, error_type
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.device, self.error_type))
+
+
+class ObjectLost(UnknownKey):
+    """An acknowledged object is gone: it failed its checksum on spill read-back or recovery
+    and was quarantined, or it lived only in a memory-only pool's memory when its device
+    restarted. There are no replicas: put it again from its source (use a durable pool for
+    objects that must survive a restart)."""
+
+
+# -- gateway (Flight SQL) -----------------------------------------------------------------
+class GatewayError(ColonyError):
+    """A Flight SQL request the colony gateway refuses (writes, unknown handles, bad parameters)."""
+
+
+# -- services.jobstore / drivers.jobstore ------------------------------------------------------------
+
+class JobStoreError(StoreError):
+    """The job-local store (colony jobstore) cannot do what was asked."""
+
+
+class NoSuchFile(JobStoreError, UnknownKey):
+    """No committed file under that path in the job's store (uncommitted writes are invisible)."""
+
+
+class WriteFailed(JobStoreError):
+    """A job-store write did not commit (a device failed or refused a chunk); nothing was
+    published, the file keeps its previous committed version (if any). Retry the write."""
+
+
+class CommitRefused(JobStoreError):
+    """The metadata device found a write's chunks missing or of the wrong size; it published nothing."""
 
 
 class StaleCalibration(ColonyError):

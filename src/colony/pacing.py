@@ -1,68 +1,170 @@
-"""A token bucket that paces a link to a configured rate (pure; no Ray).
+"""Links: the one model of how bytes cross between the client, the host and devices (pure).
 
-The runtime uses it to emulate a slower host<->device link: every transfer over an
-emulated device's link first takes ``nbytes`` tokens, so throughput over any window
-longer than ``burst / rate`` cannot exceed the rate. Services can reuse it to pace
-device-to-device transfers. Reservations may run into debt, so one call for a large
-transfer waits exactly ``n / rate`` after the burst is spent, and concurrent callers
-are served in arrival order. A bucket with rate ``None`` is an unpaced link: it never
-waits and only counts bytes, so callers need no special case for "no pacing".
+A :class:`LinkModel` says what a link is (rate, latency, duplex, burst); a :class:`Link`
+paces transfers to it when it has a rate and counts them always (bytes, transfers, busy
+and waited seconds, per direction). The runtime charges every byte it moves on one
+(``colony.runtime.links``); nearstore's device-to-device and host links are Links too.
+:func:`gbps_to_Bps` is the one Gbit/s conversion.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from dataclasses import dataclass
+from typing import Any, Callable
 
 
-class TokenBucket:
-    """``rate`` bytes per second (None: unpaced) with a bucket of ``burst`` bytes (default: 10 ms of rate)."""
+def gbps_to_Bps(gbit_per_s: float | None) -> float | None:
+    """Gbit/s -> bytes/s (None stays None: unpaced). The one place Colony converts link rates."""
+    return None if gbit_per_s is None else float(gbit_per_s) * 1e9 / 8
 
-    def __init__(self, rate: float | None, burst: float | None = None, *,
-                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
-        if rate is not None and not rate > 0:
-            raise ValueError(f"token bucket rate must be > 0 bytes/s (None = unpaced), got {rate!r}")
-        self.rate = None if rate is None else float(rate)
-        self.burst = float(burst) if burst is not None else (self.rate or 0.0) * 0.01
-        if self.rate is not None and self.burst <= 0:
-            raise ValueError(f"token bucket burst must be > 0 bytes, got {burst!r}")
-        self._clock = clock
-        self._sleep = sleep
-        self._tokens = self.burst
-        self._last = clock()
-        self._lock = threading.Lock()
-        self.waited = 0.0       # total seconds callers were held back (for reports)
-        self.bytes = 0          # total bytes that passed
+
+@dataclass(frozen=True)
+class LinkModel:
+    """What a link is: ``rate`` bytes/s (None: unpaced, the transport's own speed),
+    ``latency_s`` charged per transfer, ``duplex`` (True: each direction has the full
+    rate; False: both directions share it) and ``burst`` bytes that may pass without
+    waiting (0: every transfer is charged exactly latency + size / rate)."""
+
+    rate: float | None = None
+    latency_s: float = 0.0
+    duplex: bool = True
+    burst: float = 0.0
 
     @classmethod
-    def gbps(cls, gbit_per_s: float | None, **kw) -> "TokenBucket":
-        """A bucket for a link of ``gbit_per_s`` Gbit/s (None: unpaced)."""
-        return cls(None if gbit_per_s is None else gbit_per_s * 1e9 / 8, **kw)
+    def gbps(cls, gbit_per_s: float | None, **kw) -> "LinkModel":
+        return cls(rate=gbps_to_Bps(gbit_per_s), **kw)
 
     @property
     def paced(self) -> bool:
         return self.rate is not None
 
-    def reserve(self, n: int) -> float:
-        """Take ``n`` tokens now and return how long the caller must wait before sending."""
-        if n < 0:
-            raise ValueError("cannot reserve a negative number of bytes")
-        with self._lock:
-            self.bytes += n
-            if self.rate is None:
-                return 0.0
-            now = self._clock()
-            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
-            self._last = now
-            self._tokens -= n
-            wait = -self._tokens / self.rate if self._tokens < 0 else 0.0
-            self.waited += wait
-            return wait
+    @property
+    def gbit_per_s(self) -> float | None:
+        return None if self.rate is None else self.rate * 8 / 1e9
 
-    def consume(self, n: int) -> float:
-        """Block until ``n`` bytes may pass; returns the seconds waited."""
-        wait = self.reserve(n)
+    def cost_s(self, nbytes: int) -> float:
+        """What one transfer of ``nbytes`` is charged on an idle link."""
+        return 0.0 if self.rate is None else self.latency_s + nbytes / self.rate
+
+
+class Link:
+    """One link between two endpoints (``a<->b``): paced by its :class:`LinkModel` when the
+    model has a rate, counted always (bytes, transfers and busy seconds per direction).
+
+    This is the single pacing point of Colony: every byte the runtime moves between the
+    client, the host and devices is charged here by the endpoint that sends or receives it.
+    Each direction keeps a virtual finish time: a transfer starts when the bytes queued
+    before it have drained, so concurrent senders share the rate in arrival order. A
+    transfer that arrives at most 50 ms after the previous one finished continues a stream:
+    the time since then was its own transport time (and any oversleep), which a real link
+    overlaps with its own, so a stream takes max(transport, size / rate) per transfer and
+    achieves the configured rate (or the transport's, when that is slower). A lone call on
+    an idle link waits latency + size / rate in full; ``busy_s`` always records that charge.
+    """
+
+    STREAM_GAP_S = 0.05    # a transfer this soon after the previous one finished continues its stream
+
+    def __init__(self, a: str, b: str, model: LinkModel, *, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.a, self.b = a, b
+        self._clock, self._sleep = clock, sleep
+        self._lock = threading.Lock()
+        self.counts = {d: {"bytes": 0, "transfers": 0, "busy_s": 0.0, "waited_s": 0.0} for d in self.directions}
+        self.set_model(model)
+
+    @property
+    def name(self) -> str:
+        return f"{self.a}<->{self.b}"
+
+    @property
+    def directions(self) -> tuple[str, str]:
+        return f"{self.a}->{self.b}", f"{self.b}->{self.a}"
+
+    def set_model(self, model: LinkModel) -> None:
+        """Change the model at run time (counters are kept)."""
+        if model.rate is not None and not model.rate > 0:
+            raise ValueError(f"link rate must be > 0 bytes/s (None = unpaced), got {model.rate!r}")
+        with self._lock:
+            self.model = model
+            lanes = self.directions if model.duplex else ("shared",)
+            self._finish = {d: float("-inf") for d in lanes}   # idle: no stream to continue
+
+    def _lane(self, d: str) -> str:
+        return d if self.model.duplex else "shared"
+
+    def transfer(self, nbytes: int, src: str, dst: str, seconds: float | None = None) -> float:
+        """Charge ``nbytes`` going ``src -> dst``: wait latency + size/rate when paced (after
+        the bytes already queued on that direction), count always. ``seconds`` is the
+        measured time of an unpaced transfer (its busy time). Returns the seconds waited."""
+        d = f"{src}->{dst}"
+        if d not in self.counts:
+            raise ValueError(f"link {self.name} has no direction {d}")
+        n = int(nbytes)
+        if n < 0:
+            raise ValueError("cannot transfer a negative number of bytes")
+        m = self.model
+        wait, target, lane = 0.0, None, self._lane(d)
+        with self._lock:
+            if m.rate is not None:
+                now = self._clock()
+                fin = self._finish[lane]
+                if fin < now <= fin + self.STREAM_GAP_S:
+                    # a stream: the time since the previous transfer finished was this one's own
+                    # transport time, which a real link overlaps with its own (up to size / rate)
+                    start = max(fin, now - n / m.rate)
+                else:
+                    start = max(fin, now - m.burst / m.rate)
+                target = start + n / m.rate
+                self._finish[lane] = target
+                wait = max(0.0, target - now) + m.latency_s
+                busy = m.cost_s(n)
+            else:
+                busy = seconds or 0.0
+            c = self.counts[d]
+            c["bytes"] += n
+            c["transfers"] += 1
+            c["busy_s"] += busy
+            c["waited_s"] += wait
         if wait > 0:
             self._sleep(wait)
         return wait
+
+    @property
+    def waited_s(self) -> float:
+        """Seconds transfers were held back by pacing, both directions."""
+        with self._lock:
+            return sum(c["waited_s"] for c in self.counts.values())
+
+    @property
+    def bytes(self) -> int:
+        with self._lock:
+            return sum(c["bytes"] for c in self.counts.values())
+
+    def stats(self) -> dict:
+        with self._lock:
+            return {"link": self.name, "gbps": self.model.gbit_per_s, "latency_s": self.model.latency_s,
+                    "duplex": self.model.duplex, "paced": self.model.paced,
+                    "directions": {d: dict(c) for d, c in self.counts.items()}}
+
+
+def payload_bytes(obj: Any) -> int:
+    """Bytes of the Arrow data and buffers in a call's arguments or result (what crosses a link)."""
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        return memoryview(obj).nbytes
+    if isinstance(obj, (str, int, float, bool)) or obj is None:
+        return 0
+    if isinstance(obj, dict):
+        return sum(payload_bytes(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(payload_bytes(v) for v in obj)
+    if type(obj).__module__.split(".")[0] not in ("pyarrow", "numpy"):
+        return 0                                # facts about data (an Entry's nbytes) are not data
+    nbytes = getattr(obj, "nbytes", None)      # pa.Table / RecordBatch / Array, numpy arrays
+    if isinstance(nbytes, int):
+        return nbytes
+    size = getattr(obj, "size", None)          # pa.Buffer
+    if isinstance(size, int):
+        return size
+    return 0

@@ -4,7 +4,6 @@ policy, and the mixed workload record/summary."""
 from colony.bench.query_storm import _config, burst, mixed
 from colony.config.builders import devices as devices_config
 from colony.data import uniform
-from colony.drivers.link import EmulatedLink
 from colony.drivers.query import QueryClient, calibrate_colony
 from colony.query.plan import TableSpec
 from colony.runtime.local import LocalColony
@@ -24,7 +23,9 @@ def test_burst_and_mixed_workload_on_a_local_colony():
     lc = LocalColony(devices_config(spec))
     for i in range(4):
         lc.store(f"nic{i}").put(f"particles_nic{i}", "o0", uniform(8_000, seed=i))
-    link = EmulatedLink(lc, "host", bandwidth_Bps=1e9, latency_s=1e-5)
+    for i in range(4):
+        lc.set_link(f"nic{i}", 8.0)
+    link = lc
     calibrate_colony(link, "host", n_runs=10, max_rows=10_000)
     clients = {f"nic{i}": QueryClient(link, "host", {"particles": TableSpec("particles", f"particles_nic{i}")})
                for i in range(4)}

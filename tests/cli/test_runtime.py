@@ -32,6 +32,7 @@ def test_up_status_down_local_colony(tmp_path):
         rows = json.loads((tmp_path / "st.json").read_text())["devices"]
         assert [r["device"] for r in rows] == ["host0", "nic0", "nic1", "nic2", "nic3"]
         assert all(r["emulated"] == (r["role"] == "smartnic") for r in rows)
+        assert "links (counted by the device" in st.stdout and all("links" in r and r["flight"] for r in rows)
     finally:
         down = colony("down")
     assert down.returncode == 0 and "stopped" in down.stdout, down.stdout + down.stderr

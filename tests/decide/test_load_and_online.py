@@ -8,7 +8,6 @@ from colony.config.builders import devices as devices_config
 from colony.cost.models import DeviceModels, LinearModel, OpsExec, Residuals
 from colony.data import uniform
 from colony.decide import DeviceLoad, HostLoad, decide
-from colony.drivers.link import EmulatedLink
 from colony.drivers.query import QueryClient, calibrate_colony
 from colony.errors import DeviceBusy, QueryError
 from colony.query.estimate import OPS, Estimate
@@ -36,7 +35,8 @@ def _calibrated():
                                      "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {}},
                                               "pools": ["particles"]}}))
     lc.store("nic0").put("particles", "o0", uniform(20_000, seed=2))
-    link = EmulatedLink(lc, "host", bandwidth_Bps=1e9, latency_s=1e-5)
+    lc.set_link("nic0", 8.0)
+    link = lc
     calibrate_colony(link, "host", n_runs=12, max_rows=20_000)
     return lc, link
 

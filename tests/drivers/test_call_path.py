@@ -3,7 +3,6 @@ per-placement correction that the device adds to its predictions."""
 
 from colony.config.builders import devices as devices_config
 from colony.data import uniform
-from colony.drivers.link import EmulatedLink
 from colony.drivers.query import PROBE_POOL, QueryClient, calibrate_colony
 from colony.runtime.local import LocalColony
 
@@ -12,7 +11,8 @@ def test_probe_queries_fit_a_call_path_correction_and_leave_no_probe_data():
     lc = LocalColony(devices_config({"host": {"role": "host", "threads": 2, "services": {"query": {}}},
                                      "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {}},
                                               "pools": ["particles"]}}))
-    link = EmulatedLink(lc, "host", bandwidth_Bps=200e6, latency_s=2e-3)    # a slow, laggy link
+    lc.set_link("nic0", 1.6)                                                # a slow link
+    link = lc
     lc.store("nic0").put("particles", "o0", uniform(30_000, seed=1))
     models = calibrate_colony(link, "host", n_runs=16, max_rows=40_000)
     cp = models["nic0"]["call_path"]

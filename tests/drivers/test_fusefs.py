@@ -4,12 +4,11 @@ Skipped where FUSE is not usable (no /dev/fuse, libfuse3 or the mfusepy binding)
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from colony.drivers.nearstore.fusefs import fuse_status
+from colony.drivers.nearstore.fusefs import fuse_status, wait_mounted
 from colony.nearstore import records as R
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,11 +23,7 @@ def test_fuse_mount_sorts_on_read(tmp_path):
                          stderr=subprocess.STDOUT, text=True)
     try:
         f = mnt / "records"
-        for _ in range(200):
-            if f.exists() or p.poll() is not None:
-                break
-            time.sleep(0.05)
-        if not f.exists():
+        if not wait_mounted(mnt, p):
             p.kill()
             pytest.fail("mount did not come up: " + (p.stdout.read() if p.stdout else ""))
         data = R.generate((1 << 20) // 100, seed=5)

@@ -25,7 +25,7 @@ def pushback_colony():
     """Models that make push-back clearly cheaper (slow device, fast link, fast host)."""
     c = emulated_colony(n_nics=1)
     load_particles(c, "nic0", 20_000, objects=2)
-    svc = c.inner.host("nic0").services["query"]
+    svc = c.host("nic0").services["query"]
     svc.models = _models("nic0", 1, 1e-5, 1e-12)
     svc.host_models = _models("host", 2, 1e-9, 1e-12)
     return c
@@ -45,7 +45,7 @@ def test_admission_refusal_keeps_the_query_on_the_device(pushback_colony):
 
 def test_probabilistic_control_sees_the_host_queue(pushback_colony):
     c = pushback_colony
-    svc = c.inner.host("nic0").services["query"]
+    svc = c.host("nic0").services["query"]
     from colony.query import plan as qplan
     pb = qplan.to_substrait("select * from particles where x < 0.9", {"particles": PARTICLE_SCHEMA})
     tables = {"particles": ["particles", "*"]}

@@ -14,7 +14,6 @@ from colony.nearstore.address import BLOCK_BITS, MAX_BLOCK, Extent, decode, enco
 from colony.nearstore.blockstore import BlockStore
 from colony.nearstore.locks import BlockLocks
 from colony.nearstore.ops import chunk_size_for, get_operation
-from colony.nearstore.tokenbucket import link
 
 
 # -- addresses ------------------------------------------------------------------
@@ -110,19 +109,6 @@ def test_bad_records_and_unknown_op():
         get_operation("nope")
     with pytest.raises(DataError):
         get_operation("sort", key_size=8).run([iter([b"x" * 100])], lambda b: None)
-
-
-# -- token bucket -------------------------------------------------------------------
-
-
-def test_link_unpaced_and_bad_rate():
-    tb = link(None)
-    assert tb.consume(10 ** 9) == 0.0 and tb.bytes == 10 ** 9 and not tb.paced
-    with pytest.raises(NearStoreError):
-        link(0)
-    assert link(1.0).burst == pytest.approx(1.25e6)        # 10 ms of a 1 Gbit/s link (125 MB/s)
-    assert link(0.001).burst == 64 << 10                   # but never below 64 KiB
-
 
 
 # -- block store ---------------------------------------------------------------------

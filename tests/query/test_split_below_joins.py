@@ -9,7 +9,6 @@ from colony.data.tpch import tables as tpch_tables
 from colony.query import plan as qplan
 from colony.drivers.query import QueryClient, calibrate_colony
 from colony.query.estimate import estimate, plan_json, split_points
-from colony.drivers.link import EmulatedLink
 from colony.query.plan import TableSpec
 from colony.query.stats import TableStats
 from colony.drivers.workload import read_queries
@@ -29,7 +28,8 @@ def tpch_colony():
                                               "pools": list(t)}}))
     for name, tab in t.items():
         lc.store("nic0").put(name, "obj0", tab)
-    link = EmulatedLink(lc, "host", bandwidth_Bps=500e6, latency_s=20e-6)
+    lc.set_link("nic0", 4.0)
+    link = lc
     calibrate_colony(link, "host", n_runs=16, max_rows=40_000)
     client = QueryClient(link, "host", {n: TableSpec(n, n, "*") for n in t})
     return client, t

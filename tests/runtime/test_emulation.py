@@ -1,7 +1,6 @@
 """Emulation planning (pure parts): affinity only where the machine has the cores."""
 
 from colony.config import ColonyConfig, default
-from colony.config import default
 from colony.runtime.emulation import plan_affinity
 
 

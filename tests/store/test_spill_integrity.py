@@ -60,9 +60,9 @@ def test_one_byte_changed_on_disk_is_a_typed_loss_not_a_wrong_sum(tmp_path, capl
     with pytest.raises(ObjectLost):                 # every later get says lost too
         s.get("p", "ones")
     info = s.info()
-    assert list(info["lost"]) == ["p/ones"] and info["disk_used"] == 0 and info["pools"]["p"]["objects"] == 0
+    assert list(info["lost_reasons"]) == ["p/ones"] and info["lost"] == {"p": ["ones"]} and info["disk_used"] == 0 and info["pools"]["p"]["objects"] == 0
     s.put("p", "ones", _ones())                     # putting it again from its source heals it
-    assert _sum(s) == 200_000.0 and s.info()["lost"] == {}
+    assert _sum(s) == 200_000.0 and s.info()["lost"] == {} and s.info()["lost_reasons"] == {}
 
 
 def test_restart_recovery_checks_the_body_and_quarantines(tmp_path):
@@ -87,10 +87,9 @@ def test_truncated_spill_file_is_lost_too(tmp_path):
 
 
 def test_direct_to_disk_spill_error_is_typed(tmp_path):
-    blocker = tmp_path / "spill"
-    blocker.write_text("a file where the spill directory should be")
-    s = ObjectStore("nic0", memory_budget=1 << 20, spill_dir=blocker, disk_budget=1 << 30)
+    s = ObjectStore("nic0", memory_budget=1 << 20, spill_dir=tmp_path / "spill", disk_budget=1 << 30)
     s.create_pool("p")
+    (tmp_path / "spill" / "p").write_text("a file where the pool's spill directory should be")
     with pytest.raises(StoreError, match="could not write p/big .*check the spill directory"):
         s.put("p", "big", _ones())                  # before: raw NotADirectoryError
     assert s.info()["disk_used"] == 0 and s.list("p") == []
@@ -99,3 +98,11 @@ def test_direct_to_disk_spill_error_is_typed(tmp_path):
 def test_verify_matches_unpack_on_good_objects():
     buf = codec.pack([_ones(10_000)], "outer-zstd")
     assert codec.verify(buf).rows == 10_000
+
+
+def test_a_spill_directory_that_is_a_file_is_a_typed_error(tmp_path):
+    blocker = tmp_path / "spill"
+    blocker.write_text("a file where the spill directory should be")
+    s = ObjectStore("nic0", memory_budget=1 << 20, spill_dir=blocker, disk_budget=1 << 30)
+    with pytest.raises(StoreError, match="check the spill directory"):
+        s.create_pool("p")

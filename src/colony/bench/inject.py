@@ -1,16 +1,19 @@
-"""Host->device injection benchmark (bench/inject.py, `colony bench inject`).
+"""Host->device injection benchmark (`colony bench inject`).
 
 For 1M..64M particles (72 B each, the seeds' schema) it measures, side by side in one
 run: a plain memcpy of the same bytes, pyarrow IPC serialization alone, and
 ``Colony.inject`` into one SmartNIC on (a) the embedded colony (one Ray node) and (b) a
 ``ray.cluster_utils`` multi-node colony (host on the head node, the SmartNIC on another
-node, so the bytes cross object stores). Each colony runs in its own subprocess (one
-Ray per process). Injection time is split into convert (arrays -> Arrow), serialize
-(packing into the object format; on the device) and transfer (the rest of the wall).
+node, so the bytes cross processes over loopback). Each colony runs in its own
+subprocess (one Ray per process).
 
-Each size runs ``repeats`` times and reports the best (steady state: the device's
-memory already faulted in) and the first run as ``cold_gbps`` (first touch of the
-device's memory included). Objects are dropped after each run.
+Per size: the first run is reported as **cold** (the device's memory faulted in for the
+first time, connections opened), then ``repeats`` **warm** runs with min / median / max.
+At 16M particles the four serialization placements of the Sandia report (fig. 8-5:
+in flight / device / host / none) are compared, and at the largest size Ray's object
+store against Arrow Flight as the bulk transport. The host overhead per request (the
+seeds' ~300 us) is the caller's time in ``inject_async`` until it returns, over many
+small and large requests. Objects are dropped after each run.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -90,9 +94,37 @@ def bench_config(spill_root: str):
     return default().with_budgets(memory=0).with_spill_root(spill_root)
 
 
+def _spread(xs: list[float]) -> dict:
+    xs = sorted(xs)
+    return {"min": xs[0], "median": statistics.median(xs), "max": xs[-1],
+            "p90": xs[min(len(xs) - 1, int(0.9 * len(xs)))], "n": len(xs)}
+
+
+def _inject(colony, arrays, n: int, prefix: str, **kw):
+    view = {k: v[:n] for k, v in arrays.items()}
+    batches = ({k: v[o:o + BATCH] for k, v in view.items()} for o in range(0, n, BATCH))
+    rep = colony.inject(batches, device="nic0", pool="inject", key_prefix=prefix, **kw)
+    if kw.get("serialize") != "none":
+        stored = sum(e.rows for e in rep.entries)
+        if stored != n:
+            raise RuntimeError(f"injected {n} particles but {stored} were stored")
+    for e in rep.entries:
+        colony.drop("inject", e.key)
+    return rep
+
+
+def _row(rep) -> dict:
+    return {"wall_s": rep.seconds, "gbps": rep.gbps, "convert_s": rep.convert_s,
+            "host_serialize_s": rep.serialize_s, "device_serialize_s": rep.device_pack_s,
+            "transfer_s": rep.transfer_s, "handoff_s": rep.put_s, "host_cpu_s": rep.host_cpu_s,
+            "host_init_s": rep.host_s, "batches": rep.batches, "codec": rep.codec, "serialize": rep.serialize,
+            "transports": rep.transports}
+
+
 def worker(kind: str, sizes: list[int], repeats: int, nodes: int, temp_dir: str, out: str) -> None:
     """Run inside a fresh process: one colony, every size; writes JSON rows to ``out``."""
     import ray
+
     from colony.runtime.client import Colony
     from colony.runtime.cluster import local_cluster
     spill = tempfile.mkdtemp(prefix="colony-bench-spill-")
@@ -104,66 +136,52 @@ def worker(kind: str, sizes: list[int], repeats: int, nodes: int, temp_dir: str,
         cm = Colony(cfg, temp_dir=temp_dir, object_store_memory=2 << 30, num_cpus=2)
     else:
         cm = local_cluster(cfg, nodes=nodes, temp_dir=temp_dir, object_store_memory=1 << 30, num_cpus=1)
-    ctx = cm if kind == "embedded" else cm.__enter__()
+    colony = cm if kind == "embedded" else cm.__enter__()
     try:
-        colony = ctx
         up_s = time.perf_counter() - t_up
-        device = "nic0"
         st = {s["device"]: s for s in colony.status()}
-        crosses = st[device]["node_id"] != ray.get_runtime_context().get_node_id()
-        warm = pa.table({k: v[:BATCH // 4] for k, v in arrays.items()})
-        colony.inject(warm, device=device, pool="inject", key_prefix="warm/")
-        for k in colony.list("inject", "warm/"):
-            colony.drop("inject", k)
+        crosses = st["nic0"]["node_id"] != ray.get_runtime_context().get_node_id()
         for n in sizes:
-            best = cold = None
-            for r in range(max(1, repeats)):
-                view = {k: v[:n] for k, v in arrays.items()}
-                batches = ({k: v[o:o + BATCH] for k, v in view.items()} for o in range(0, n, BATCH))
-                rep = colony.inject(batches, device=device, pool="inject", key_prefix=f"b{n}r{r}/")
-                stored = sum(e.rows for e in rep.entries)
-                if stored != n:
-                    raise RuntimeError(f"injected {n} particles but {stored} were stored")
+            runs = [_inject(colony, arrays, n, f"b{n}r{r}/") for r in range(1 + max(1, repeats))]
+            cold, warm = runs[0], runs[1:]
+            gb = [r.gbps for r in warm]
+            rows.append({"particles": n, "bytes": cold.bytes, "cold": _row(cold),
+                         "warm": [_row(r) for r in warm], "warm_gbps": _spread(gb),
+                         "inject_gbps": statistics.median(gb), "cold_gbps": cold.gbps,
+                         "batch_particles": BATCH, "runs": len(runs)})
+            print(f"[{kind}] {n >> 20}M particles: cold {cold.gbps:.2f}, warm median {statistics.median(gb):.2f} "
+                  f"GB/s", file=sys.stderr, flush=True)
+        mid = min(sizes, key=lambda s: abs(s - (16 << 20)))
+        placements = {}
+        for place in ("inflight", "device", "host", "none"):
+            reps = [_inject(colony, arrays, mid, f"pl-{place}-{r}/", serialize=place) for r in range(1 + repeats)]
+            placements[place] = {"cold": _row(reps[0]), "warm_gbps": _spread([r.gbps for r in reps[1:]]),
+                                 "warm_host_cpu_s": _spread([r.host_cpu_s for r in reps[1:]]),
+                                 "warm_device_serialize_s": _spread([r.device_pack_s for r in reps[1:]])}
+            print(f"[{kind}] placement {place}: {placements[place]['warm_gbps']['median']:.2f} GB/s",
+                  file=sys.stderr, flush=True)
+        top = max(sizes)
+        transports = {}
+        for tr in ("ray", "flight"):
+            reps = [_inject(colony, arrays, top, f"tr-{tr}-{r}/", transport=tr, serialize="device")
+                    for r in range(1 + max(1, repeats // 2))]
+            transports[tr] = {"cold_gbps": reps[0].gbps, "warm_gbps": _spread([r.gbps for r in reps[1:]])}
+        # host overhead per request: the caller's time until inject_async returns
+        overhead = {}
+        for label, n in (("64k_particles", 1 << 16), ("1m_particles", BATCH)):
+            one = {k: v[:n] for k, v in arrays.items()}
+            ts = []
+            for r in range(40):
+                h = colony.inject_async(one, device="nic0", pool="inject", key_prefix=f"oh{label}{r}/")
+                ts.append(h.host_s)
+                rep = h.wait(timeout=120)
                 for e in rep.entries:
                     colony.drop("inject", e.key)
-                cold = rep if cold is None else cold
-                if best is None or rep.seconds < best.seconds:
-                    best = rep
-            rows.append({"particles": n, "bytes": best.bytes, "wall_s": best.seconds,
-                         "inject_gbps": best.gbps, "convert_s": best.convert_s,
-                         "host_serialize_s": best.serialize_s, "device_serialize_s": best.device_pack_s,
-                         "transfer_s": best.transfer_s, "put_s": best.put_s,
-                         "put_gbps": best.bytes / best.put_s / 1e9 if best.put_s else None,
-                         "device_serialize_gbps": best.bytes / best.device_pack_s / 1e9
-                         if best.device_pack_s else None,
-                         "batches": best.batches, "batch_particles": BATCH, "codec": best.codec,
-                         "cold_gbps": cold.gbps, "runs": max(1, repeats)})
-            print(f"[{kind}] {n >> 20}M particles: {best.gbps:.2f} GB/s", file=sys.stderr, flush=True)
-        top = max(sizes)
-        view = {k: v[:top] for k, v in arrays.items()}
-        # transfer alone: the same batches put and received by the device, no packing
-        actor = colony.actor(device)
-        t0 = time.perf_counter()
-        pending = []
-        for o in range(0, top, BATCH):
-            pending.append(actor.echo.remote(ray.put(pa.table({k: v[o:o + BATCH] for k, v in view.items()}))))
-            while len(pending) >= cfg.runtime.inject_inflight:
-                ray.get(pending.pop(0))
-        ray.get(pending)
-        transfer_only = top * BYTES_PER_PARTICLE / (time.perf_counter() - t0) / 1e9
-        # the split, unpipelined (one batch in flight): convert / serialize (device) / transfer
-        batches = ({k: v[o:o + BATCH] for k, v in view.items()} for o in range(0, top, BATCH))
-        seq = colony.inject(batches, device=device, pool="inject", key_prefix="seq/", inflight=1)
-        for e in seq.entries:
-            colony.drop("inject", e.key)
-        split = {"particles": top, "wall_s": seq.seconds, "gbps": seq.gbps, "convert_s": seq.convert_s,
-                 "serialize_s": seq.serialize_s + seq.device_pack_s, "put_s": seq.put_s,
-                 "transfer_s": max(0.0, seq.seconds - seq.convert_s - seq.serialize_s - seq.device_pack_s)}
-        split["transfer_share"] = split["transfer_s"] / seq.seconds
-        extra = {"transfer_only_gbps": transfer_only, "split_unpipelined": split}
-        result = {"kind": kind, "nodes": 1 if kind == "embedded" else nodes, "device": device,
-                  "device_on_other_node": crosses, "startup_s": up_s, "rows": rows,
-                  "auth": colony.auth_mode, **extra}
+            overhead[label] = _spread(ts)
+        result = {"kind": kind, "nodes": 1 if kind == "embedded" else nodes, "device": "nic0",
+                  "device_on_other_node": crosses, "startup_s": up_s, "rows": rows, "auth": colony.auth_mode,
+                  "placements_particles": mid, "placements": placements, "transports_particles": top,
+                  "transports": transports, "host_overhead_s": overhead, "links": colony.links()}
     finally:
         if kind == "embedded":
             cm.shutdown()
@@ -172,9 +190,10 @@ def worker(kind: str, sizes: list[int], repeats: int, nodes: int, temp_dir: str,
     Path(out).write_text(json.dumps(result))
 
 
-def run(sizes: list[int], nodes: int = 3, repeats: int = 2, temp_dir: str = "/tmp/ray-colony-bench",
+def run(sizes: list[int], nodes: int = 3, repeats: int = 3, temp_dir: str = "/tmp/ray-colony-bench",
         progress=None) -> dict:
     from colony.machine import describe as machine
+    mach = machine()
     if nodes < 3:
         raise ValueError("the multi-node colony needs at least 3 Ray nodes")
     arrays = make_arrays(max(sizes))
@@ -207,41 +226,49 @@ def run(sizes: list[int], nodes: int = 3, repeats: int = 2, temp_dir: str = "/tm
         os.unlink(out)
     top = max(sizes)
 
-    def at(kind):
-        return next(r["inject_gbps"] for r in results[kind]["rows"] if r["particles"] == top)
+    def at(kind, field="inject_gbps"):
+        return next(r[field] for r in results[kind]["rows"] if r["particles"] == top)
     big = next(r for r in local if r["particles"] == top)
+    m = f"{top >> 20}m"
     summary = {
-        f"inject_gbps_{top >> 20}m_multinode": at("multinode"),
-        f"inject_gbps_{top >> 20}m_embedded": at("embedded"),
+        f"inject_gbps_{m}_multinode_warm_median": at("multinode"),
+        f"inject_gbps_{m}_multinode_warm": at("multinode", "warm_gbps"),
+        f"inject_gbps_{m}_multinode_cold": at("multinode", "cold_gbps"),
+        f"inject_gbps_{m}_embedded_warm_median": at("embedded"),
+        f"inject_gbps_{m}_embedded_cold": at("embedded", "cold_gbps"),
         "memcpy_gbps": big["memcpy_gbps"],
         "ipc_serialize_gbps": big["ipc_serialize_gbps"],
-        "transfer_only_gbps_multinode": results["multinode"]["transfer_only_gbps"],
-        "transfer_only_gbps_embedded": results["embedded"]["transfer_only_gbps"],
         "target_gbps": TARGET_GBPS,
-        "meets_target_multinode": at("multinode") >= TARGET_GBPS,
-        "split_multinode": results["multinode"]["split_unpipelined"],
-        "split_embedded": results["embedded"]["split_unpipelined"],
+        "meets_target_multinode_warm": at("multinode") >= TARGET_GBPS,
+        "placements_multinode_gbps": {p: v["warm_gbps"]["median"]
+                                      for p, v in results["multinode"]["placements"].items()},
+        "transports_multinode_gbps": {t: v["warm_gbps"]["median"]
+                                      for t, v in results["multinode"]["transports"].items()},
+        "host_overhead_us_median": {k: v["median"] * 1e6
+                                    for k, v in results["multinode"]["host_overhead_s"].items()},
         "particles_max": top,
     }
-    return {"benchmark": "inject", "machine": machine(), "sizes": sizes, "batch_particles": BATCH,
-            "bytes_per_particle": BYTES_PER_PARTICLE, "local": local, "colonies": results, "summary": summary}
+    return {"benchmark": "inject", "machine": mach, "loadavg_1m_at_end": round(os.getloadavg()[0], 2),
+            "sizes": sizes, "batch_particles": BATCH, "bytes_per_particle": BYTES_PER_PARTICLE, "local": local,
+            "colonies": results, "summary": summary}
 
 
 def table(result: dict):
     from rich.table import Table
     t = Table(title="host->device injection (GB/s; devices are emulated bluefield2 SmartNICs)")
-    for col in ("particles", "memcpy", "IPC serialize", "inject embedded", "inject multinode",
-                "multinode convert / serialize / transfer (s)"):
+    for col in ("particles", "memcpy", "IPC serialize", "embedded cold", "embedded warm (min-med-max)",
+                "multinode cold", "multinode warm (min-med-max)"):
         t.add_column(col, justify="right")
     emb = {r["particles"]: r for r in result["colonies"]["embedded"]["rows"]}
     mul = {r["particles"]: r for r in result["colonies"]["multinode"]["rows"]}
+
+    def spread(w):
+        return f"{w['min']:.2f}-{w['median']:.2f}-{w['max']:.2f}"
     for r in result["local"]:
         n = r["particles"]
-        m = mul[n]
         t.add_row(f"{n >> 20}M", f"{r['memcpy_gbps']:.2f}", f"{r['ipc_serialize_gbps']:.2f}",
-                  f"{emb[n]['inject_gbps']:.2f}", f"{m['inject_gbps']:.2f}",
-                  f"{m['convert_s']:.2f} / {m['device_serialize_s'] + m['host_serialize_s']:.2f} / "
-                  f"{m['transfer_s']:.2f}")
+                  f"{emb[n]['cold_gbps']:.2f}", spread(emb[n]["warm_gbps"]),
+                  f"{mul[n]['cold_gbps']:.2f}", spread(mul[n]["warm_gbps"]))
     return t
 
 

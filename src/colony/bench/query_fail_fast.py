@@ -4,7 +4,6 @@ End to end through the real entry point (a new process each run, so interpreter 
 time count), plus the in-process parse+plan time of every corpus query against the schema."""
 
 import os
-import statistics
 import subprocess
 import sys
 import tempfile

@@ -9,7 +9,6 @@ from typing import Optional
 import typer
 
 
-LINKS_GBPS = {"nic0": 16.0, "nic1": 8.0, "nic2": 4.0, "nic3": 32.0}
 
 
 def _tables(rows: int, seed: int, data: str | None) -> dict:
@@ -45,16 +44,16 @@ def _runtime(tables: dict, device: str):
     tables on ``device`` (one pool each)."""
     import colony as colony_pkg
     from colony.config.builders import embedded
-    from colony.drivers.emulated import DEFAULT_MODELS_DIR
-    cfg = embedded(links_gbps=LINKS_GBPS, pools={name: [device] for name in tables},
+    from colony.drivers.emulated import DEFAULT_MODELS_DIR, NIC_LINKS_GBPS
+    cfg = embedded(links_gbps={f"nic{i}": g for i, g in enumerate(NIC_LINKS_GBPS)},
+                   pools={name: [device] for name in tables},
                    services={"query": {"devices": "all", "options": {"models_dir": DEFAULT_MODELS_DIR + "-runtime"}}})
     c = colony_pkg.connect(cfg, temp_dir="/tmp/ray-colony-query")
     host = next(d.name for d in c.devices() if d.role == "host")
     for name, t in tables.items():
         for i, part in enumerate(_pieces(t)):
             c.put(name, f"part-{i:05d}", part)
-    from colony.drivers.link import runtime_links
-    return runtime_links(c, host), host, c.shutdown
+    return c, host, c.shutdown   # the runtime paces every call on the devices' links
 
 
 def _local(tables: dict, device: str):
@@ -103,7 +102,7 @@ def _table(title, cols, rows):
 
 def register(app: typer.Typer, bench_app: typer.Typer) -> None:
     @app.command("query")
-    def query_cmd(sql: str = typer.Argument(..., help="SQL on table `particles`"),
+    def query_cmd(sql: str = typer.Argument(..., help="SQL on table `particles` (with --address/--up: your tables)"),
                   placement: str = typer.Option("auto", help="auto|down|back|split"),
                   explain: bool = typer.Option(False, "--explain", help="show the decision without running"),
                   as_json: bool = typer.Option(False, "--json", help="print JSON"),
@@ -113,17 +112,28 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                   local: bool = typer.Option(False, "--local", help="in-process emulated colony instead of Ray"),
                   recalibrate: bool = typer.Option(False, "--recalibrate", help="re-run calibration"),
                   data: Optional[str] = typer.Option(None, "--data", help="directory: one Parquet file or folder "
-                                                     "per table, table name = file name")):
-        """Run SQL in transit: pushed down to the SmartNIC, back to the host, or split."""
+                                                     "per table, table name = file name"),
+                  address: Optional[str] = typer.Option(None, help="query the tables of the colony running at this "
+                                                                   "Ray address (`colony up`, `colony load`)"),
+                  up: bool = typer.Option(False, "--up", help="query the colony `colony up` started"),
+                  config: Optional[str] = typer.Option(None, help="its TOML config (with --address/--up)")):
+        """Run SQL in transit: pushed down to the SmartNIC, back to the host, or split.
+
+        Without --address/--up: a fresh colony over `--rows` synthetic particles (or `--data`)."""
         from rich.console import Console
         if placement not in ("auto", "down", "back", "split"):
             raise typer.BadParameter("placement must be auto, down, back or split")
-        check_sql(sql)
-        _, client, close = _open(rows, device, seed, 100, local, recalibrate, data)
-        try:
-            r = client.query(sql, placement, explain=explain)
-        finally:
-            close()
+        if address or up:
+            from colony.cli.catalog import attach, ready
+            from colony.drivers.catalog import Catalog
+            r = Catalog(ready(attach(config, address))).query(sql, placement, explain=explain)
+        else:
+            check_sql(sql)
+            _, client, close = _open(rows, device, seed, 100, local, recalibrate, data)
+            try:
+                r = client.query(sql, placement, explain=explain)
+            finally:
+                close()
         out = r.to_dict()
         if as_json:
             if r.table is not None:
@@ -188,7 +198,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                            "repeats": repeats, "wall_s": time.time() - t0,
                            "learner_kept": {d: (m or {}).get("report", {}).get("kept") for d, m in models.items()},
                            "calibration_report": {d: (m or {}).get("report") for d, m in models.items()},
-                           "colony": "emulated in-process (LocalColony + EmulatedLink)" if local else
+                           "colony": "emulated in-process (LocalColony, paced links)" if local else
                            "colony.connect embedded default (Ray), SmartNIC links paced",
                            "records": recs}, f, indent=1, default=str)
 

@@ -112,6 +112,22 @@ def query_models_table(models: list[dict]):
     return t
 
 
+def links_table(rows: list[dict]):
+    """Every link a device has charged: bytes, transfers and busy seconds per direction."""
+    from rich.table import Table
+    t = Table(title="links (counted by the device at the far end; paced where a rate is set)")
+    for col in ("link", "rate", "direction", "bytes", "transfers", "busy s", "paced wait s"):
+        t.add_column(col, justify="left" if col in ("link", "direction") else "right")
+    for s in rows:
+        for ln in s.get("links", []):
+            rate = f"{ln['gbps']:g} Gbit/s" if ln["gbps"] else "unpaced"
+            for d, c in ln["directions"].items():
+                if c["transfers"]:
+                    t.add_row(ln["link"], rate, d, _human(c["bytes"]), str(c["transfers"]),
+                              f"{c['busy_s']:.3f}", f"{c['waited_s']:.3f}")
+    return t
+
+
 def register(app: typer.Typer, bench_app: typer.Typer) -> None:
     @app.command()
     def up(config: Optional[str] = typer.Argument(None, help="TOML config (default: the embedded 1 host + 4 SmartNICs)"),
@@ -169,6 +185,10 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         rows = colony.status()
         _console().print(status_table(rows, f"colony {colony.config.name!r} at "
                                            f"{address or state['address']} (Ray auth: {colony.auth_mode})"))
+        _console().print(links_table(rows))
+        lost = {s["device"]: s["store"].get("lost") for s in rows if s["store"].get("lost")}
+        if lost:
+            _console().print(f"[red]objects lost at a device restart (memory-only pools):[/red] {lost}")
         models = query_models(colony, rows)
         if models:
             _console().print(query_models_table(models))
@@ -242,11 +262,35 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                                                    help="where the JSON goes"),
                      sizes: str = typer.Option("1M,4M,16M,64M", help="particle counts, e.g. 1M,4M,16M,64M"),
                      nodes: int = typer.Option(3, help="Ray nodes of the multi-node colony (>= 3)"),
-                     repeats: int = typer.Option(2, help="runs per size (best is reported)"),
+                     repeats: int = typer.Option(3, help="warm runs per size after the cold one"),
                      temp_dir: str = typer.Option("/tmp/ray-colony-bench", help="Ray temp dir")):
         """Host->device injection GB/s, embedded vs multi-node, beside memcpy and IPC serialization."""
         from colony.bench.inject import run_cli
         run_cli(json_out=json_out, sizes=sizes, nodes=nodes, repeats=repeats, temp_dir=temp_dir)
+
+    @bench_app.command("transfer")
+    def bench_transfer(json_out: Path = typer.Option(Path("bench/results/transfer.json"), "--json",
+                                                     help="where the JSON goes"),
+                       repeats: int = typer.Option(5, help="transfers per size and path (min/median/max)"),
+                       inflight: int = typer.Option(4, help="concurrent transfers in the throughput runs"),
+                       temp_dir: str = typer.Option("/tmp/ray-colony-bench", help="Ray temp dir")):
+        """Bulk transport: Ray's object store vs Arrow Flight vs memcpy, 4 KiB..256 MiB, 3-node colony."""
+        from colony.bench.common import write_json
+        from colony.bench.transfer import run, table
+        result = run(repeats=repeats, inflight=inflight, temp_dir=temp_dir)
+        _console().print(table(result))
+        write_json(json_out, result)
+
+    @bench_app.command("pacing")
+    def bench_pacing(json_out: Path = typer.Option(Path("bench/results/pacing.json"), "--json",
+                                                   help="where the JSON goes"),
+                     temp_dir: str = typer.Option("/tmp/ray-colony-bench", help="Ray temp dir")):
+        """Pacing accuracy: achieved vs configured rate at 0.1/1/10 Gbit/s for every traffic kind."""
+        from colony.bench.common import write_json
+        from colony.bench.pacing import run, table
+        result = run(temp_dir=temp_dir)
+        _console().print(table(result))
+        write_json(json_out, result)
 
 
 def _alive(pid) -> bool:

@@ -23,6 +23,7 @@ from colony.timing import best_of
 from colony.codec.container import CODECS, pack, resolve_codec, unpack
 from colony.codec.engines import PRODUCER_IDS
 from colony.codec.registry import available_engines, get_engine
+from colony.pacing import gbps_to_Bps
 from colony.errors import ColonyError
 
 
@@ -120,7 +121,7 @@ def advise(link_gbps: float, profiles: list[CodecProfile], nbytes: int = 1 << 30
     """(codec, engine) pairs ranked by total time to move ``nbytes`` raw bytes over a ``link_gbps`` link."""
     if not link_gbps > 0:
         raise ColonyError(f"link rate must be > 0 Gbit/s, got {link_gbps}")
-    link_bps = link_gbps * 1e9 / 8
+    link_bps = gbps_to_Bps(link_gbps)
     ranked = []
     for p in profiles:
         s = nbytes / (p.serialize_mbps * 1e6)

@@ -307,6 +307,59 @@ def _pack_plain(tables, opts, segment_size, n_threads) -> pa.Buffer:
     return buf
 
 
+def stream_size(schema: pa.Schema, batches) -> int:
+    """Bytes of the uncompressed IPC stream of ``batches`` (counted, nothing copied): what a
+    producer announces so a receiver can pack the batches in flight (:class:`ObjectWriter`)."""
+    mock = pa.MockOutputStream()
+    with pa.ipc.new_stream(mock, schema) as w:
+        for b in batches:
+            w.write_batch(b)
+    return mock.size()
+
+
+class ObjectWriter:
+    """Packs one uncompressed table into a Colony object batch by batch, as the batches
+    arrive (serialization in flight): each batch is written once, straight into its final
+    place; ``finish`` adds checksums and the header. ``body_len`` is :func:`stream_size`
+    of exactly the batches that will be written."""
+
+    def __init__(self, schema: pa.Schema, body_len: int, rows: int, segment_size: int = DEFAULT_SEGMENT,
+                 threads: int | None = None) -> None:
+        if body_len <= 0 or body_len > MAX_BODY:
+            raise BadLength(f"announced stream length {body_len} is impossible; send stream_size() of the batches")
+        self.segment_size, self.body_len, self.rows = segment_size, body_len, rows
+        self._threads = _threads(threads)
+        self._bounds = [(o, min(segment_size, body_len - o)) for o in range(0, body_len, segment_size)]
+        placeholder = [(o, n, n, 0) for o, n in self._bounds]
+        self._head_len = len(_header("none", "none", [(0, body_len, rows)], placeholder, segment_size,
+                                     body_len, body_len))
+        self.buf = pa.allocate_buffer(self._head_len + body_len)
+        self._sink = pa.FixedSizeBufferWriter(self.buf)
+        self._sink.write(bytes(self._head_len))   # the header goes in once the checksums exist
+        self._w = pa.ipc.new_stream(self._sink, schema)
+        self._rows = 0
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        if self._sink.tell() >= self._head_len + self.body_len:
+            raise BadLength("more batches arrived than the announced stream length holds")
+        self._w.write_batch(batch)
+        self._rows += batch.num_rows
+
+    def finish(self) -> pa.Buffer:
+        self._w.close()
+        written = self._sink.tell() - self._head_len
+        if written != self.body_len or self._rows != self.rows:
+            raise BadLength(f"announced {self.body_len} bytes / {self.rows} rows, received {written} bytes / "
+                            f"{self._rows} rows; the producer must announce stream_size() of what it sends")
+        view = memoryview(self.buf)[self._head_len:]
+        crcs = _pmap(lambda b: _crc.crc32c(view[b[0]:b[0] + b[1]]), self._bounds, self._threads)
+        segments = [(o, n, n, c) for (o, n), c in zip(self._bounds, crcs)]
+        head = _header("none", "none", [(0, self.body_len, self.rows)], segments, self.segment_size,
+                       self.body_len, self.body_len)
+        pa.FixedSizeBufferWriter(self.buf).write(head)
+        return self.buf
+
+
 def read_info(buf) -> ObjectInfo:
     """Parse and check the header only (constant time for a given table/segment count)."""
     mv = memoryview(buf).cast("B")

@@ -99,3 +99,40 @@ def query_colony(n_nics: int = 4, *, host_threads: int = 2, nic_threads: int = 1
         spec[f"nic{i}"] = {"role": "smartnic", "threads": nic_threads, "services": {"query": opts},
                            "pools": [f"particles_nic{i}", "particles"], "workdir": workdir}
     return devices(spec, name="query")
+
+
+def interference_colony(host_cores: list[int], device_cores: list[int], client_cores: list[int], *,
+                        spill_root: str | None = None, temp_dir: str | None = None) -> ColonyConfig:
+    """The interference benchmark's colony: the same services once on the host's cores
+    (``hostd``/``hostq``, role host) and once on an emulated SmartNIC's cores (``nic0``/``nicq``;
+    the query service on its own devices), plus the client side's own host endpoint (``host0``,
+    on the client cores). Every device is pinned
+    with explicit ``cores`` (CPU affinity), so where a service runs is decided here."""
+    devs: dict[str, dict] = {
+        "host0": {"role": "host", "profile": "host", "threads": len(client_cores), "cores": list(client_cores)},
+        "hostd": {"role": "host", "profile": "host", "threads": len(host_cores), "cores": list(host_cores)},
+        "nic0": {"role": "smartnic", "profile": "bluefield2", "threads": len(device_cores),
+                 "cores": list(device_cores)},
+        # the query service builds statistics on every put, so it gets device processes of its own
+        "hostq": {"role": "host", "profile": "host", "threads": len(host_cores), "cores": list(host_cores)},
+        "nicq": {"role": "smartnic", "profile": "bluefield2", "threads": len(device_cores),
+                 "cores": list(device_cores)},
+    }
+    if spill_root:
+        for n, d in devs.items():
+            d["spill_dir"] = f"{spill_root}/{n}"
+    runtime: dict[str, Any] = {"object_store_memory": "256MiB", "max_concurrency": 16,
+                               "num_cpus": max(1, len(set(host_cores) | set(device_cores) | set(client_cores)))}
+    if temp_dir:
+        runtime["temp_dir"] = temp_dir
+    both = ["hostd", "nic0"]
+    return ColonyConfig.from_dict(
+        {"colony": {"name": "interference", "namespace": "colony-interference"}, "runtime": runtime,
+         "devices": devs,
+         "pools": {"ckpt_host": {"members": ["hostd"], "policy": "tft"},
+                   "ckpt_dev": {"members": ["nic0"], "policy": "tft"},
+                   "particles_host": {"members": ["hostq"], "policy": "tft"},
+                   "particles_dev": {"members": ["nicq"], "policy": "tft"}},
+         "services": {"jobstore": {"devices": both}, "sift": {"devices": both},
+                      "query": {"devices": ["host0", "hostq", "nicq"]}}},
+        source="<built: interference>")

@@ -2,8 +2,8 @@
 
 A profile sets a device's *budgets* (Arrow/DataFusion threads, memory, disk, an optional
 paced link). The runtime enforces them with ``pa.set_cpu_count``, DataFusion target
-partitions, ``os.sched_setaffinity`` where the machine has the cores, and a token bucket
-on the device's link. Cost models never read these numbers: they learn each device by
+partitions, ``os.sched_setaffinity`` where the machine has the cores, and
+:class:`colony.pacing.Link` s on the device's links. Cost models never read these numbers: they learn each device by
 calibration (``colony calibrate``), so a profile is a knob, not a claim about speed.
 """
 

@@ -80,6 +80,7 @@ class PoolSpec:
     name: str
     members: tuple[str, ...]
     policy: str
+    durable: bool = False   # acknowledge a put only once the object is fsynced to the device's disk
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,24 @@ class RuntimeSpec:
     inject_inflight: int = 4           # batches in flight per injection (pipelining depth)
     slow_link_gbps: float = 10.0       # auto codec compresses below this link rate
     auth: str = "token"                # Ray token authentication for colonies Colony starts
+    call_timeout_s: float = 300.0      # deadline of every call to a device (per-call override: timeout=)
+    link_latency_s: float = 0.0        # latency each transfer over a paced link is charged
+    bulk_bytes: int = 4 << 10          # objects at least this large go over Arrow Flight (bench transfer), smaller over Ray
+    same_node_ray_bytes: int = 4 << 20  # ... except to a device on the client's node: from here up, Ray's shared memory (bench transfer)
+
+
+@dataclass(frozen=True)
+class GatewaySpec:
+    """``[gateway]``: the Flight SQL gateway (`colony serve --flight-sql`)."""
+
+    address: str = "127.0.0.1:32010"   # host:port; loopback unless told otherwise
+    auth: str = "token"                # token (required by default) | none
+    token_file: str | None = None      # default: the colony's token (runtime/auth.py)
+    tls_cert: str | None = None        # PEM certificate chain; TLS when set (with tls_key)
+    tls_key: str | None = None
+    max_workers: int = 32              # statements running at once
+    statement_ttl_s: float = 600.0     # an unfetched result is dropped after this
+    catalog_ttl_s: float = 2.0         # the table list is rescanned when older than this
 
 
 @dataclass(frozen=True)
@@ -114,6 +133,7 @@ class ColonyConfig:
     services: Mapping[str, ServicePlacement]
     runtime: RuntimeSpec = field(default_factory=RuntimeSpec)
     source: str = "<dict>"
+    gateway: GatewaySpec = field(default_factory=GatewaySpec)
 
     # -- construction ---------------------------------------------------------
     @classmethod
@@ -173,7 +193,7 @@ class ColonyConfig:
 
 
 # -- validation ---------------------------------------------------------------------------
-_TOP = {"colony", "runtime", "profiles", "devices", "pools", "services"}
+_TOP = {"colony", "runtime", "profiles", "devices", "pools", "services", "gateway"}
 _DEVICE_KEYS = {"role", "profile", "threads", "memory", "disk", "spill_dir", "link_gbps", "pin", "cores",
                 "resources"}
 _PROFILE_KEYS = {"emulated", "threads", "memory", "disk", "link_gbps", "pin", "description", "base"}
@@ -341,7 +361,13 @@ def _build(data: Mapping[str, Any], source: str) -> ColonyConfig:
         inject_codec=_choice(rt_in.get("inject_codec", d.inject_codec), INJECT_CODECS, "runtime.inject_codec"),
         inject_inflight=_int(rt_in.get("inject_inflight", d.inject_inflight), "runtime.inject_inflight", 1),
         slow_link_gbps=_num(rt_in.get("slow_link_gbps", d.slow_link_gbps), "runtime.slow_link_gbps"),
-        auth=_choice(rt_in.get("auth", d.auth), ("token", "disabled"), "runtime.auth"))
+        auth=_choice(rt_in.get("auth", d.auth), ("token", "disabled"), "runtime.auth"),
+        call_timeout_s=_num(rt_in.get("call_timeout_s", d.call_timeout_s), "runtime.call_timeout_s"),
+        link_latency_s=0.0 if rt_in.get("link_latency_s", 0) == 0 else
+        _num(rt_in["link_latency_s"], "runtime.link_latency_s"),
+        bulk_bytes=parse_size(rt_in.get("bulk_bytes", d.bulk_bytes), "runtime.bulk_bytes"),
+        same_node_ray_bytes=parse_size(rt_in.get("same_node_ray_bytes", d.same_node_ray_bytes),
+                                       "runtime.same_node_ray_bytes"))
 
     profiles = _profiles(data.get("profiles", {}))
     devs_in = _table(data.get("devices", {}), "devices")
@@ -360,11 +386,20 @@ def _build(data: Mapping[str, Any], source: str) -> ColonyConfig:
     for pname, spec in _table(data.get("pools", {}), "pools").items():
         key = f"pools.{_name(pname, f'pools.{pname}')}"
         spec = _table(spec, key)
-        _unknown(spec, {"members", "policy"}, key)
+        _unknown(spec, {"members", "policy", "durable"}, key)
         if "members" not in spec:
             raise _err(f"{key}.members", "is missing", "list the member devices, e.g. members = [\"nic0\", \"nic1\"]")
         members = _select(spec["members"], devices, f"{key}.members")
-        pools[pname] = PoolSpec(pname, members, _choice(spec.get("policy", "tft"), POLICIES, f"{key}.policy"))
+        durable = spec.get("durable", False)
+        if not isinstance(durable, bool):
+            raise _err(f"{key}.durable", f"{durable!r} is not true or false", "write durable = true or false")
+        if durable:
+            diskless = [m for m in members if not devices[m].disk]
+            if diskless:
+                raise _err(f"{key}.durable", f"member(s) {diskless} have no disk (disk = 0)",
+                           "give every member of a durable pool a disk budget, or make the pool memory-only")
+        pools[pname] = PoolSpec(pname, members, _choice(spec.get("policy", "tft"), POLICIES, f"{key}.policy"),
+                                durable)
 
     services: dict[str, ServicePlacement] = {}
     svc_in = _table(data.get("services", {}), "services")
@@ -392,7 +427,28 @@ def _build(data: Mapping[str, Any], source: str) -> ColonyConfig:
                 per_device[dname] = dict(_table(dopts, f"{key}.device_options.{dname}"))
             services[sname] = ServicePlacement(sname, placed, dict(opts), per_device)
     return ColonyConfig(name=name, namespace=namespace, devices=devices, pools=pools, services=services,
-                        runtime=rt, source=source)
+                        runtime=rt, source=source, gateway=_gateway(data.get("gateway", {})))
+
+
+def _gateway(data: Any) -> GatewaySpec:
+    g = _table(data, "gateway")
+    _unknown(g, set(GatewaySpec.__dataclass_fields__), "gateway")
+    d = GatewaySpec()
+    address = g.get("address", d.address)
+    if not isinstance(address, str) or not re.match(r"^[^\s:]+:\d{1,5}$", address):
+        raise _err("gateway.address", f"{address!r} is not host:port", "write e.g. address = \"127.0.0.1:32010\"")
+    paths = {}
+    for k in ("token_file", "tls_cert", "tls_key"):
+        v = g.get(k)
+        if v is not None and not isinstance(v, str):
+            raise _err(f"gateway.{k}", f"{v!r} is not a path", "write a file path string")
+        paths[k] = os.path.expanduser(v) if v else None
+    if bool(paths["tls_cert"]) != bool(paths["tls_key"]):
+        raise _err("gateway.tls_cert", "TLS needs both tls_cert and tls_key", "set both (PEM files) or neither")
+    return GatewaySpec(address=address, auth=_choice(g.get("auth", d.auth), ("token", "none"), "gateway.auth"),
+                       max_workers=_int(g.get("max_workers", d.max_workers), "gateway.max_workers", 1),
+                       statement_ttl_s=_num(g.get("statement_ttl_s", d.statement_ttl_s), "gateway.statement_ttl_s"),
+                       catalog_ttl_s=_num(g.get("catalog_ttl_s", d.catalog_ttl_s), "gateway.catalog_ttl_s"), **paths)
 
 
 def load(path: str | os.PathLike) -> ColonyConfig:

@@ -19,7 +19,6 @@ def _ray_colony(colony, rows: int, seed: int, link_gbps: float, pool: str):
     ``link_gbps``. (A table spread over several devices is decided per device; its
     per-device predictions are in each result's decision, not plotted here.)"""
     from colony.data import uniform
-    from colony.drivers.link import runtime_links
     nics = [d.name for d in colony.devices() if d.role == "smartnic"]
     host = next(d.name for d in colony.devices() if d.role == "host")
     if any("query" not in d.services for d in colony.devices()):
@@ -28,8 +27,9 @@ def _ray_colony(colony, rows: int, seed: int, link_gbps: float, pool: str):
     k = 4
     for i in range(k):   # TFT: tags that are multiples of the pool size land on its first member
         colony.put(pool, f"part-{i * len(nics):05d}", t.slice(i * rows // k, (i + 1) * rows // k - i * rows // k))
-    linked = runtime_links(colony, host, {n: link_gbps for n in nics})
-    return linked, host, nics[0], "Ray colony (emulated SmartNICs), links paced at %g Gbit/s" % link_gbps
+    for n in nics:
+        colony.set_link(n, link_gbps)   # the runtime paces every call on these links
+    return colony, host, nics[0], "Ray colony (emulated SmartNICs), links paced at %g Gbit/s" % link_gbps
 
 
 def query_demo(colony=None, report_dir: str = ".", rows: int = 400_000, calib_runs: int = 60,
@@ -50,7 +50,7 @@ def query_demo(colony=None, report_dir: str = ".", rows: int = 400_000, calib_ru
     from colony.query.plan import TableSpec
 
     if colony is None:
-        colony, used, host = emulated_colony(), "emulated in-process colony (LocalColony + EmulatedLink)", "host"
+        colony, used, host = emulated_colony(), "emulated in-process colony (LocalColony, paced links)", "host"
         nic = next(d.name for d in colony.devices() if d.name != host)
         load_particles(colony, nic, rows, objects=4, seed=seed, pool=pool)
     else:

@@ -1,5 +1,5 @@
 """An in-process emulated colony for queries when the Ray runtime is not in use:
-1 host + N SmartNICs as LocalColony devices, each SmartNIC behind an EmulatedLink.
+1 host + N SmartNICs as LocalColony devices, each SmartNIC's links paced at its rate.
 
 Emulation settings (threads, link bandwidth) shape the timings only; the cost models
 learn them by calibration like on real devices.
@@ -12,21 +12,24 @@ import os
 import numpy as np
 
 from colony.data import uniform
-from colony.drivers.link import PacedColony
 from colony.config.builders import query_colony
 from colony.runtime.local import LocalColony
 
 DEFAULT_MODELS_DIR = os.path.join(os.path.expanduser("~"), ".cache", "colony", "query-models")
 
 
+NIC_LINKS_GBPS = (16.0, 8.0, 4.0, 32.0)   # the demo SmartNICs' links (Ray and in-process alike)
+
+
 def emulated_colony(n_nics: int = 4, host_threads: int = 2, nic_threads: int = 1,
-                    bandwidths: list[float] | None = None, latency_s: float = 30e-6,
-                    workdir: str | None = None, query_options: dict | None = None) -> PacedColony:
-    """Host ``host`` and SmartNICs ``nic0..`` with the query service; links in bytes/s."""
-    bandwidths = bandwidths or [2e9, 1e9, 500e6, 4e9][:n_nics] + [1e9] * max(0, n_nics - 4)
-    lc = LocalColony(query_colony(n_nics, host_threads=host_threads, nic_threads=nic_threads, workdir=workdir,
-                                  query_options=query_options))
-    return PacedColony(lc, "host", {f"nic{i}": (bandwidths[i], latency_s) for i in range(n_nics)})
+                    links_gbps: list[float] | None = None, latency_s: float = 30e-6,
+                    workdir: str | None = None, query_options: dict | None = None) -> LocalColony:
+    """Host ``host`` and SmartNICs ``nic0..`` with the query service; link rates in Gbit/s
+    (default :data:`NIC_LINKS_GBPS`), each transfer charged ``latency_s`` too."""
+    links_gbps = list(links_gbps or NIC_LINKS_GBPS[:n_nics]) + [8.0] * max(0, n_nics - len(NIC_LINKS_GBPS))
+    cfg = query_colony(n_nics, host_threads=host_threads, nic_threads=nic_threads, workdir=workdir,
+                       query_options=query_options).with_runtime(link_latency_s=latency_s)
+    return LocalColony(cfg, links_gbps={f"nic{i}": links_gbps[i] for i in range(n_nics)})
 
 
 def load_particles(colony, device: str, rows: int, objects: int = 4, seed: int = 0, pool: str = "particles",

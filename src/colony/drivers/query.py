@@ -2,7 +2,7 @@
 finish pushed-back or split work on the host, and measure every term.
 
 Works on any colony-like object with ``call(device, service, method, ...)`` and
-``devices()`` (colony.connect's Colony, LocalColony, or EmulatedLink around one).
+``devices()`` (colony.connect's Colony or LocalColony; both pace calls on their links).
 """
 
 from __future__ import annotations
@@ -59,9 +59,10 @@ class QueryClient:
     """Runs SQL over tables bound to pool/key patterns in a colony."""
 
     def __init__(self, colony, host: str, tables: dict[str, TableSpec] | None = None, storm: dict | None = None,
-                 send_load: bool = True):
+                 send_load: bool = True, devices: list[str] | None = None):
         """``send_load=False`` leaves the host's load report out of requests (the naive engine,
-        for measuring push-back storms)."""
+        for measuring push-back storms); ``devices`` limits where tables are looked for
+        (default: every device but the host)."""
         self.send_load = send_load
         self.colony = colony
         self.host = host
@@ -69,6 +70,7 @@ class QueryClient:
         self.storm = storm
         self._where: dict | None = None
         self._feedback: dict = {}          # device -> the last query's predicted and measured total
+        self._devices = devices
 
     def _specs(self) -> dict:
         return {n: (t.pool, t.pattern) for n, t in self.tables.items()}
@@ -79,7 +81,7 @@ class QueryClient:
             return self._where
         where: dict = {n: [] for n in self.tables}
         schemas: dict = {}
-        for dev in (d.name for d in self.colony.devices()):
+        for dev in self._devices or [d.name for d in self.colony.devices()]:
             if dev == self.host:
                 continue
             info = self.colony.call(dev, "query", "describe", self._specs())
@@ -97,6 +99,11 @@ class QueryClient:
         return plan_bytes, devs[0]
 
     def plan_multi(self, sql: str) -> tuple[bytes, list[str]]:
+        plan_bytes, devs, _ = self._plan_used(sql)
+        return plan_bytes, devs
+
+    def _plan_used(self, sql: str) -> tuple[bytes, list[str], list[str]]:
+        """Substrait plan, devices holding its tables, and the tables it reads."""
         loc = self.locate()
         plan_bytes = qplan.to_substrait(sql, loc["schemas"] or {})
         from colony.query.estimate import plan_json
@@ -106,11 +113,16 @@ class QueryClient:
         missing = [t for t in used if not loc["devices"].get(t)]
         if missing:
             raise UnknownTable(f"no device holds objects for table(s) {missing}; load data first")
-        return plan_bytes, devs
+        return plan_bytes, devs, used
+
+    def _bound(self, used: list[str]) -> dict:
+        """The table bindings a device needs: only the tables the plan reads (a device need
+        not hold every table of the catalog)."""
+        return {n: list(s) for n, s in self._specs().items() if n in used}
 
     def query(self, sql: str, placement: str = "auto", explain: bool = False) -> QueryResult:
         t_start = time.perf_counter()
-        plan_bytes, devs = self.plan_multi(sql)
+        plan_bytes, devs, used = self._plan_used(sql)
         if not devs:                               # reads no table (select 1): the host answers
             h = self.colony.call(self.host, "query", "run_pushed", plan_bytes, {})
             return QueryResult(h["result"], "host", {"placement": "host", "reason": "reads no table",
@@ -118,23 +130,28 @@ class QueryClient:
                                {"exec_host": h["exec_host"], "total": time.perf_counter() - t_start},
                                self.host, sql, float(h["result"].num_rows))
         if len(devs) > 1:
-            return self._query_multi(sql, plan_bytes, devs, placement, explain, t_start)
+            return self._query_multi(sql, plan_bytes, devs, placement, explain, t_start, used)
         dev = devs[0]
         load = self.colony.call(self.host, "query", "load") if self.send_load else None
-        tables = {n: list(s) for n, s in self._specs().items()}
+        tables = self._bound(used)
         storm = dict(self.storm, host=self.host) if self.storm else None
         if explain:
             r = self.colony.call(dev, "query", "explain", plan_bytes, tables, placement, load, storm)
             return QueryResult(None, r["decision"]["placement"], r["decision"], {}, dev, sql,
                                r["decision"]["estimate"]["rows"], True, {"estimate_cpu_s": r["estimate_cpu_s"]})
         t0 = time.perf_counter()
-        r = self.colony.call(dev, "query", "execute", plan_bytes, tables, placement, load, storm,
+        r = self.colony.call(dev, "query", "execute", plan_bytes, tables, placement, load, storm, self.host,
                              feedback=self._feedback.pop(dev, None))
         call_s = time.perf_counter() - t0
         act = dict(r["actual"])
         act["transfer"] = max(0.0, call_s - act.get("device_total", 0.0))
         pl = r["decision"]["placement"]
-        if pl == "down":
+        if "hosted" in r:                          # the device handed its objects to the host itself
+            h = r["hosted"]
+            table = h["result"]
+            act.update(deser_host=h["deser_host"], exec_host=h["exec_host"], host_threads=h["threads"],
+                       wait=max(0.0, h.get("queued_s", 0.0)))
+        elif pl == "down":
             t0 = time.perf_counter()
             table = codec.unpack(r["result"], verify=False)[0]
             act["deser_host"] = time.perf_counter() - t0
@@ -152,7 +169,7 @@ class QueryClient:
                            extra={"estimate_cpu_s": r["estimate_cpu_s"]})
 
 
-    def _query_multi(self, sql, plan_bytes, devs, placement, explain, t_start) -> QueryResult:
+    def _query_multi(self, sql, plan_bytes, devs, placement, explain, t_start, used) -> QueryResult:
         """A table spread over several devices: each device runs (or hands back) the
         filter/projection part over its own objects; the host combines.
 
@@ -166,7 +183,7 @@ class QueryClient:
         from colony.query.estimate import is_pure, plan_json
         pj = plan_json(plan_bytes)
         root = pj["relations"][0]["root"]["input"]
-        tables = {n: list(s) for n, s in self._specs().items()}
+        tables = self._bound(used)
         load = self.colony.call(self.host, "query", "load")
         storm = dict(self.storm, host=self.host) if self.storm else None
         if is_pure(root):
@@ -186,11 +203,17 @@ class QueryClient:
         pieces, raw, decisions, act = [], {}, {}, {"per_device": {}}
         for d in devs:
             t0 = time.perf_counter()
-            r = self.colony.call(d, "query", "execute", lower or plan_bytes, tables, per_dev, load, storm)
+            # with a lower (filter/projection) part, a device that pushes back hands its objects to the
+            # host itself and gets the lower part's answer; the whole plan over every device's objects
+            # together (no lower part) still needs them in one place: through this client
+            host = self.host if lower is not None else None
+            r = self.colony.call(d, "query", "execute", lower or plan_bytes, tables, per_dev, load, storm, host)
             a = dict(r["actual"], call_s=time.perf_counter() - t0)
             act["per_device"][d] = a
             decisions[d] = r["decision"]
-            if r["decision"]["placement"] == "back":
+            if "hosted" in r:
+                pieces.append(codec.pack([r["hosted"]["result"]]))
+            elif r["decision"]["placement"] == "back":
                 for name, bufs in r["objects"].items():
                     raw.setdefault(name, []).extend(bufs)
             else:

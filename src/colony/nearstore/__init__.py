@@ -4,6 +4,5 @@ merge sort, the FUSE view) lives in :mod:`colony.drivers.nearstore`."""
 
 from colony.nearstore.address import MAX_DEVICES, Extent, decode, encode
 from colony.nearstore.ops import Operation, get_operation, operation
-from colony.nearstore.tokenbucket import link
 
-__all__ = ["MAX_DEVICES", "Extent", "decode", "encode", "Operation", "get_operation", "operation", "link"]
+__all__ = ["MAX_DEVICES", "Extent", "decode", "encode", "Operation", "get_operation", "operation"]

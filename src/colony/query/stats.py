@@ -7,6 +7,8 @@ live and die with it. The estimator only sees :class:`TableStats`.
 
 from __future__ import annotations
 
+import hashlib
+
 import threading
 from dataclasses import dataclass, field
 
@@ -81,6 +83,11 @@ class ColumnStats:
             # each distinct value once (Theta ignores repeats anyway)
             for v in np.unique(vals).tolist():
                 up(v)
+        elif pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type) \
+                or pa.types.is_fixed_size_binary(arr.type):
+            up = theta.update          # bytes are not text: count distinct values by a digest
+            for v in pc.drop_null(arr).to_pylist():
+                up(hashlib.blake2b(v, digest_size=8).hexdigest())
         else:
             strs = pc.drop_null(arr)
             if _stringy(arr.type):

@@ -2,9 +2,13 @@
 
 It is pinned to its device by the device's custom Ray resource, runs threaded
 (``max_concurrency`` > 1) so a service can call a peer that calls back without
-deadlock, applies the device's emulation budgets to its own process, and paces every
-transfer over its link when a link rate is configured. Clients reach only the object
-service and the @endpoint methods of placed services: devices never run client code.
+deadlock, applies the device's emulation budgets to its own process, and is the one
+place where bytes entering or leaving the device are paced and counted: a
+:class:`colony.pacing.Link` per peer (the client, the host, another device), charged for
+put/get/inject data, service-call arguments and results, in both transports (Ray for
+control and small payloads, this device's Arrow Flight endpoint for bulk data).
+Clients reach only the object service and the @endpoint methods of placed services:
+devices never run client code.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ import ray
 from colony import codec
 from colony.config import ColonyConfig
 from colony.config.schema import _select
-from colony.pacing import TokenBucket
+from colony.pacing import payload_bytes
+from colony.runtime.links import CLIENT, Links
 from colony.services.base import DeviceContext
 from colony.runtime.fingerprint import fingerprint
 from colony.runtime.futures import resolve
@@ -46,11 +51,17 @@ def device_infos(config: ColonyConfig) -> list[DeviceInfo]:
             for d in config.devices.values()]
 
 
+FROM = "_colony_from"  # keyword a device call carries: who is calling (for the link it crosses)
+
+
 class RayPeers:
     """The Colony interface over device actors found by name.
 
     Devices use it for device-to-device calls (straight to the other device's actor, never
-    through a client); the client :class:`colony.runtime.client.Colony` extends it.
+    through a client); the client :class:`colony.runtime.client.Colony` extends it. Every
+    call names its caller, so the callee charges the arguments and the result on the link
+    between the two; every wait has a deadline (``timeout=``, default
+    ``runtime.call_timeout_s``) and a hung or dead device raises an error naming it.
     """
 
     def __init__(self, config: ColonyConfig, self_name: str | None = None) -> None:
@@ -66,18 +77,31 @@ class RayPeers:
             self._handles[device] = h
         return h
 
+    @property
+    def me(self) -> str:
+        """This end of the links: the device these peers belong to, or the client."""
+        return self._self or CLIENT
+
+    def _deadline(self, timeout: float | None) -> float:
+        return self.config.runtime.call_timeout_s if timeout is None else timeout
+
     # -- calls ------------------------------------------------------------------------
-    def call(self, device: str, service: str, method: str, *args: Any, **kwargs: Any) -> Any:
-        """Call an endpoint of a service placed on ``device`` and wait for its result."""
-        return resolve(self.handle(device).call.remote(service, method, *args, **kwargs))
+    def call(self, device: str, service: str, method: str, *args: Any, timeout: float | None = None,
+             **kwargs: Any) -> Any:
+        """Call an endpoint of a service placed on ``device`` and wait for its result, at most
+        ``timeout`` seconds (default ``runtime.call_timeout_s``): a hung device raises
+        :class:`DeadlineExceeded`, a dead one :class:`DeviceLost`, both naming it."""
+        return resolve(self.call_async(device, service, method, *args, **kwargs), self._deadline(timeout), device)
 
     def call_async(self, device: str, service: str, method: str, *args: Any, **kwargs: Any):
         """Start a call; returns a future (a Ray ObjectRef) for :meth:`wait`."""
+        kwargs[FROM] = self.me
         return self.handle(device).call.remote(service, method, *args, **kwargs)
 
-    def wait(self, futures, timeout: float | None = None):
-        """Results of futures from :meth:`call_async` (a list, or one future)."""
-        return resolve(futures, timeout=timeout)
+    def wait(self, futures, timeout: float | None = None, devices=None):
+        """Results of futures from :meth:`call_async` (a list, or one future), within ``timeout``
+        (default ``runtime.call_timeout_s``); ``devices`` names the futures' devices for errors."""
+        return resolve(futures, self._deadline(timeout), devices)
 
     def devices(self) -> list[DeviceInfo]:
         return device_infos(self.config)
@@ -90,44 +114,36 @@ class RayPeers:
         """
         sel = devices if isinstance(devices, str) else list(devices)
         names = _select(sel, self.config.devices, "place.devices")
-        resolve([self.handle(n).place.remote(service, options) for n in names])
+        resolve([self.handle(n).place.remote(service, options) for n in names], self._deadline(None), names)
 
     # -- objects ------------------------------------------------------------------------
     def owner(self, pool: str, key: str) -> str:
         p = self.config.pool(pool)
         return routing.owner(key, p.members, p.policy)
 
-    def put(self, pool: str, key: str, tables, codec: str = "none", threads: int | None = None) -> Entry:
+    def put(self, pool: str, key: str, tables, codec: str = "none", threads: int | None = None,
+            timeout: float | None = None) -> Entry:
         """Pack ``tables`` (one or a list) into an object here and store it on the key's owner."""
-        return resolve(self.put_async(pool, key, tables, codec, threads))
+        return resolve(self.put_async(pool, key, tables, codec, threads), self._deadline(timeout),
+                       self.owner(pool, key))
 
     def put_async(self, pool: str, key: str, tables, codec: str = "none", threads: int | None = None):
         buf = tables if isinstance(tables, pa.Buffer) else pack_tables(tables, codec, threads)
-        return self.handle(self.owner(pool, key)).put.remote(pool, key, buf)
+        return self.handle(self.owner(pool, key)).put.remote(pool, key, buf, "none", self.me)
 
-    def get_object(self, pool: str, key: str) -> pa.Buffer:
+    def get_object(self, pool: str, key: str, timeout: float | None = None) -> pa.Buffer:
         """The packed object (zero-copy view of what the device sent)."""
-        return resolve(self.handle(self.owner(pool, key)).get.remote(pool, key))
+        dev = self.owner(pool, key)
+        return resolve(self.handle(dev).get.remote(pool, key, self.me), self._deadline(timeout), dev)
 
-    def get(self, pool: str, key: str, verify: bool = True) -> list[pa.Table]:
-        return codec.unpack(self.get_object(pool, key), verify=verify)
+    def get(self, pool: str, key: str, verify: bool = True, timeout: float | None = None) -> list[pa.Table]:
+        return codec.unpack(self.get_object(pool, key, timeout), verify=verify)
 
 
 def pack_tables(tables, codec_name: str, threads: int | None) -> pa.Buffer:
     if isinstance(tables, (pa.Table, pa.RecordBatch)):
         tables = [tables]
     return codec.pack(list(tables), codec_name, threads=threads)
-
-
-def _nbytes(obj: Any) -> int:
-    if isinstance(obj, (pa.Table, pa.RecordBatch)):
-        return obj.nbytes
-    if isinstance(obj, (list, tuple)):
-        return sum(_nbytes(o) for o in obj)
-    try:
-        return memoryview(obj).nbytes
-    except TypeError:
-        return 0
 
 
 def _own(buf) -> pa.Buffer:
@@ -165,8 +181,8 @@ class DeviceActor:
                             spill_dir=spec.spill_dir if spec.disk else None,
                             disk_budget=spec.disk, threads=spec.threads)
         for pool in config.device_pools(device):
-            store.create_pool(pool)
-        self.link = TokenBucket.gbps(spec.link_gbps or None)   # None: unpaced, counts bytes
+            store.create_pool(pool, durable=config.pool(pool).durable)
+        self.links = Links(config, device)
         # the runtime's own CPU work on this device (packing injected batches, copying puts)
         # runs on at most `threads` threads, however many calls the actor serves at once
         self._cpu = threading.BoundedSemaphore(spec.threads)
@@ -176,41 +192,43 @@ class DeviceActor:
         self.host = DeviceHost(ctx, {"objects": {}, **config.device_services(device)})
         self.started = time.time()
         self.calls = 0
+        from colony.runtime import auth
+        from colony.runtime.flight import DeviceFlight
+        self.flight = DeviceFlight(self, ray.util.get_node_ip_address(), auth.token())
 
-    # -- link ---------------------------------------------------------------------
-    def _pace(self, nbytes: int) -> None:
-        if nbytes:
-            self.link.consume(nbytes)
+    # -- links: the one place this device's bytes are paced and counted ---------------------
+    def _in(self, nbytes: int, peer: str = CLIENT, seconds: float | None = None) -> None:
+        self.links.into(nbytes, peer, seconds)
+
+    def _out(self, nbytes: int, peer: str = CLIENT, seconds: float | None = None) -> None:
+        self.links.out(nbytes, peer, seconds)
 
     # -- generic dispatch -------------------------------------------------------------
     def call(self, service: str, method: str, *args: Any, **kwargs: Any) -> Any:
+        """A service call: its arguments cross the caller's link in, its result out."""
+        peer = kwargs.pop(FROM, CLIENT)
         self.calls += 1
-        return self.host.call(service, method, *args, **kwargs)
+        return self.links.call(peer, lambda *a, **k: self.host.call(service, method, *a, **k), args, kwargs)
 
     # -- object service with the link in the path ----------------------------------------
-    def put(self, pool: str, key: str, obj: Any, codec_name: str = "none"):
+    def put(self, pool: str, key: str, obj: Any, codec_name: str = "none", src: str = CLIENT):
         self.calls += 1
-        self._pace(_nbytes(obj))
+        self._in(payload_bytes(obj), src)
         if isinstance(obj, pa.Buffer):
             with self._cpu:
                 obj = _own(obj)
         return self.host.call("objects", "put", pool, key, obj, codec_name)
 
-    def get(self, pool: str, key: str) -> pa.Buffer:
+    def get(self, pool: str, key: str, dst: str = CLIENT) -> pa.Buffer:
+        """The object over Ray (devices among themselves; the client uses Flight DoGet)."""
         self.calls += 1
         buf = self.host.call("objects", "get", pool, key)
-        self._pace(buf.size)
+        self._out(buf.size, dst)
         return buf
 
-    def ingest(self, pool: str, key: str, data: Any, codec_name: str = "none") -> tuple:
-        """Injection target: Arrow data arrives zero-copy from Ray's object store.
-
-        A table (or batches) is packed into the object format here, on the device, with
-        the device's threads; an already packed (compressed) object is stored as is.
-        Returns (entry, seconds packing on the device).
-        """
-        self.calls += 1
-        self._pace(_nbytes(data))
+    def _store_batch(self, pool: str, key: str, data: Any, codec_name: str = "none") -> tuple:
+        """Pack Arrow data into the object format here, with the device's threads (an
+        already packed object is copied into the device's memory); store it."""
         with self._cpu:
             t0 = time.perf_counter()
             if isinstance(data, (pa.Table, pa.RecordBatch, list)):
@@ -221,21 +239,118 @@ class DeviceActor:
         entry = self.host.ctx.store.put(pool, key, buf)
         return entry, t1 - t0
 
+    def ingest(self, pool: str, key: str, data: Any, codec_name: str = "none") -> tuple:
+        """Injection target over Ray: Arrow data arrives zero-copy from Ray's object store.
+
+        Returns (entry, seconds packing on the device).
+        """
+        self.calls += 1
+        self._in(payload_bytes(data))
+        return self._store_batch(pool, key, data, codec_name)
+
     def echo(self, data: Any) -> int:
         """Receive bytes over the link and acknowledge their size (calibration of transfers)."""
-        n = _nbytes(data)
-        self._pace(n)
+        n = payload_bytes(data)
+        self._in(n)
         return n
 
     def send(self, nbytes: int) -> pa.Buffer:
         """Return ``nbytes`` over the link (calibration of device-to-host transfers)."""
         buf = pa.allocate_buffer(nbytes)
-        self._pace(nbytes)
+        self._out(nbytes)
         return buf
 
+    # -- the Flight endpoint (bulk data) ----------------------------------------------------
+    def flight_location(self) -> str:
+        return self.flight.location
+
+    def node_id(self) -> str:
+        return ray.get_runtime_context().get_node_id()
+
+    def flight_put(self, cmd: dict, reader) -> dict:
+        """DoPut: receive record batches over Flight (each charged on the link as it arrives).
+
+        ``op``: ``ingest`` (receive every batch, then pack here and store), ``inflight``
+        (pack each batch into the object as it arrives: serialization in flight; ``ipc_bytes``
+        and ``rows`` announce the stream), ``put`` (one packed object sent as a blob),
+        ``echo`` (count and drop: the "no serialization" baseline and transfer benchmarks).
+        """
+        from colony.errors import ObjectTooLarge
+        from colony.runtime.flight import table_blob
+        self.calls += 1
+        peer = cmd.get("from", CLIENT)
+        op = cmd.get("op")
+        writer = None
+        if op == "inflight":
+            writer = codec.ObjectWriter(reader.schema, int(cmd["ipc_bytes"]), int(cmd["rows"]),
+                                        threads=self.spec.threads)
+        batches, n, t0, busy, pack_s = [], 0, time.perf_counter(), 0.0, 0.0
+        it = iter(reader)
+        while True:
+            t1 = time.perf_counter()
+            chunk = next(it, None)
+            if chunk is None:
+                break
+            b = chunk.data
+            t2 = time.perf_counter()
+            self._in(b.nbytes, peer, t2 - t1)
+            busy += t2 - t1
+            n += b.nbytes
+            if writer is not None:
+                with self._cpu:
+                    writer.write(b)
+                pack_s += time.perf_counter() - t2
+            elif op != "echo":
+                batches.append(b)
+        recv_s = time.perf_counter() - t0
+        if op == "echo":
+            return {"bytes": n, "recv_s": recv_s}
+        try:
+            if op == "inflight":
+                t3 = time.perf_counter()
+                with self._cpu:
+                    buf = writer.finish()
+                pack_s += time.perf_counter() - t3
+                entry = self.host.ctx.store.put(cmd["pool"], cmd["key"], buf)
+            elif op == "put":
+                with self._cpu:   # the copy into the device's memory is the device's own work
+                    buf = table_blob(pa.Table.from_batches(batches), own=True)
+                entry = self.host.call("objects", "put", cmd["pool"], cmd["key"], buf)
+                pack_s = 0.0
+            elif op == "ingest":
+                entry, pack_s = self._store_batch(cmd["pool"], cmd["key"], batches, cmd.get("codec", "none"))
+            else:
+                raise ValueError(f"unknown Flight put op {op!r}")
+        except ObjectTooLarge as e:
+            return {"error": "ObjectTooLarge", "message": str(e), "size": e.size, "capacity": e.capacity}
+        return {"entry": [entry.pool, entry.key, entry.nbytes, entry.rows, entry.codec, entry.spilled],
+                "bytes": n, "recv_s": recv_s, "pack_s": pack_s}
+
+    def flight_get(self, cmd: dict):
+        """DoGet: ``get`` (a stored object, as one blob) or ``blob`` (``nbytes`` of zeros)."""
+        from colony.runtime.flight import blob_table
+        self.calls += 1
+        peer = cmd.get("from", CLIENT)
+        if cmd.get("op") == "get":
+            buf = self.host.call("objects", "get", cmd["pool"], cmd["key"])
+        elif cmd.get("op") == "blob":
+            buf = pa.allocate_buffer(int(cmd["nbytes"]))
+        else:
+            raise ValueError(f"unknown Flight get op {cmd.get('op')!r}")
+        table = blob_table(buf)
+
+        def batches():
+            for b in table.to_batches():
+                self._out(buf.size, peer)
+                yield b
+        return table.schema, batches()
+
     def set_link(self, gbps: float | None) -> None:
-        """Change (or remove, with None) the paced link rate at run time (experiments)."""
-        self.link = TokenBucket.gbps(gbps or None)
+        """Change (or remove, with None) this device's link rate at run time (experiments)."""
+        self.links.set_gbps(gbps)
+
+    def link_stats(self) -> list[dict]:
+        return self.links.stats()
 
     def set_budget(self, memory: int | None = None, disk: int | None = None) -> dict:
         """Change the store's memory/disk budgets at run time (experiments, back-pressure tests).
@@ -269,7 +384,8 @@ class DeviceActor:
             "uptime_s": time.time() - self.started, "calls": self.calls,
             "services": sorted(self.host.services), "store": self.host.ctx.store.info(),
             "emulation": self.emulation.as_dict(),
-            "link_waited_s": self.link.waited,
+            "links": self.link_stats(), "flight": self.flight.location,
+            "link_waited_s": sum(c["waited_s"] for ln in self.link_stats() for c in ln["directions"].values()),
             "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         }
 

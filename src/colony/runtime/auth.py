@@ -73,3 +73,15 @@ def current_mode() -> str:
         return "token" if get_authentication_mode() == AuthenticationMode.TOKEN else "disabled"
     except Exception:
         return os.environ.get(MODE_VAR, "disabled")
+
+
+def token() -> str | None:
+    """The token this process presents (None when token auth is off): the Flight endpoints
+    of the devices require the same one."""
+    if os.environ.get(MODE_VAR) != "token":
+        return None
+    env = os.environ.get("RAY_AUTH_TOKEN")
+    if env:
+        return env.strip()
+    path = token_path()
+    return path.read_text().strip() if path.is_file() else None

@@ -11,6 +11,7 @@ import logging
 import os
 from typing import Any, Iterable, Mapping, Sequence
 
+import pyarrow as pa
 import ray
 
 from colony.config import ColonyConfig
@@ -18,7 +19,7 @@ from colony.config.schema import _select, resolve as resolve_config
 from colony.errors import RuntimeFailure, UnknownDevice
 from colony.runtime import auth
 from colony.runtime.tempdir import use_temp_dir
-from colony.runtime.actor import DeviceActor, RayPeers, actor_name
+from colony.runtime.actor import DeviceActor, RayPeers, actor_name, pack_tables
 from colony.runtime.futures import resolve
 from colony.store import Entry
 
@@ -89,6 +90,8 @@ class Colony(RayPeers):
         self._start_actors()
         self._seq: dict[str, int] = {}
         self._placed: dict[str, set[str]] = {}
+        from colony.runtime.transfer import Transfers
+        self.transfers = Transfers(self)
 
     # -- setup ----------------------------------------------------------------------
     def _check_resources(self) -> None:
@@ -123,7 +126,7 @@ class Colony(RayPeers):
             self._actors[name] = handle
         try:
             names = list(self._actors)
-            resolve([self._actors[n].ping.remote() for n in names], timeout=READY_TIMEOUT_S)
+            resolve([self._actors[n].ping.remote() for n in names], READY_TIMEOUT_S, names)
         except Exception:
             self._kill(self._created)
             raise
@@ -146,34 +149,58 @@ class Colony(RayPeers):
         self._placed.setdefault(service, set()).update(_select(sel, self.config.devices, "place.devices"))
 
     # -- objects ---------------------------------------------------------------------------
-    def list(self, pool: str, prefix: str = "") -> list[str]:
+    def put(self, pool: str, key: str, tables, codec: str = "none", threads: int | None = None,
+            timeout: float | None = None) -> Entry:
+        """Pack ``tables`` (one or a list) into an object here and store it on the key's owner
+        (bulk objects over the device's Flight endpoint, small ones over Ray)."""
+        buf = tables if isinstance(tables, pa.Buffer) else pack_tables(tables, codec, threads)
+        dev = self.owner(pool, key)
+        if self.transfers.bulk(buf.size, dev):
+            return self.transfers.put_object(dev, pool, key, buf)
+        return super().put(pool, key, buf, timeout=timeout)
+
+    def get_object(self, pool: str, key: str, timeout: float | None = None) -> pa.Buffer:
+        """The packed object, fetched with Flight DoGet from its owner's endpoint (one round
+        trip; faster than a Ray call at every size measured, `colony bench transfer`)."""
+        return self.transfers.get_object(self.owner(pool, key), pool, key)
+
+    def list(self, pool: str, prefix: str = "", timeout: float | None = None) -> list[str]:
         p = self.config.pool(pool)
-        parts = resolve([self.actor(m).call.remote("objects", "list", pool, prefix) for m in p.members])
+        parts = resolve([self.actor(m).call.remote("objects", "list", pool, prefix) for m in p.members],
+                        self._deadline(timeout), list(p.members))
         return sorted(k for part in parts for k in part)
 
-    def entries(self, pool: str, prefix: str = "") -> list[Entry]:
+    def entries(self, pool: str, prefix: str = "", timeout: float | None = None) -> list[Entry]:
         p = self.config.pool(pool)
-        parts = resolve([self.actor(m).call.remote("objects", "entries", pool, prefix) for m in p.members])
+        parts = resolve([self.actor(m).call.remote("objects", "entries", pool, prefix) for m in p.members],
+                        self._deadline(timeout), list(p.members))
         return sorted((e for part in parts for e in part), key=lambda e: e.key)
 
-    def drop(self, pool: str, key: str) -> None:
-        resolve(self.actor(self.owner(pool, key)).call.remote("objects", "drop", pool, key))
+    def drop(self, pool: str, key: str, timeout: float | None = None) -> None:
+        dev = self.owner(pool, key)
+        resolve(self.actor(dev).call.remote("objects", "drop", pool, key), self._deadline(timeout), dev)
 
     def set_link(self, device: str, gbps: float | None) -> None:
-        """Pace ``device``'s link at ``gbps`` Gbit/s from now on (None: unpaced)."""
-        resolve(self.actor(device).set_link.remote(gbps))
+        """Pace ``device``'s links at ``gbps`` Gbit/s from now on (None: unpaced)."""
+        resolve(self.actor(device).set_link.remote(gbps), self._deadline(None), device)
 
     def set_budget(self, device: str, memory: int | None = None, disk: int | None = None) -> dict:
         """Change ``device``'s memory/disk budgets from now on (bytes); returns its store info."""
-        return resolve(self.actor(device).set_budget.remote(memory, disk))
+        return resolve(self.actor(device).set_budget.remote(memory, disk), self._deadline(None), device)
 
     def info(self, device: str) -> dict:
-        return resolve(self.actor(device).call.remote("objects", "info"))
+        return self.call(device, "objects", "info")
 
     def status(self) -> list[dict]:
         """Per device: role, emulation, memory, objects, load (from the device actors)."""
         names = list(self._actors)
-        return resolve([self._actors[n].status.remote() for n in names], timeout=60)
+        return resolve([self._actors[n].status.remote() for n in names], 60, names)
+
+    def links(self) -> list[dict]:
+        """Every link's counters (bytes, transfers, busy seconds per direction), from the devices."""
+        names = list(self._actors)
+        return [ln for part in resolve([self._actors[n].link_stats.remote() for n in names], 60, names)
+                for ln in part]
 
     # -- injection ---------------------------------------------------------------------------
     def inject(self, data, device: str | None = None, pool: str = "inject", key_prefix: str = "inject/",
@@ -184,6 +211,15 @@ class Colony(RayPeers):
         """
         from colony.runtime.inject import inject
         return inject(self, data, device=device, pool=pool, key_prefix=key_prefix, **kw)
+
+    def inject_async(self, data, device: str | None = None, pool: str = "inject", key_prefix: str = "inject/",
+                     **kw):
+        """Start an injection and return its handle at once (wait / done / reusable / bytes / host_s).
+
+        See :func:`colony.runtime.inject.inject_async`.
+        """
+        from colony.runtime.inject import inject_async
+        return inject_async(self, data, device=device, pool=pool, key_prefix=key_prefix, **kw)
 
     def seq(self, prefix: str) -> int:
         """The next key number inject uses after ``prefix``."""
@@ -205,6 +241,7 @@ class Colony(RayPeers):
     def shutdown(self, *, kill_devices: bool | None = None) -> None:
         """Stop the devices this client created (unless detached) and Ray if this client started it."""
         kill = (not self._detached) if kill_devices is None else kill_devices
+        self.transfers.close()   # this client's Flight connections
         if kill:
             self._kill(self._created if kill_devices is None else list(self._actors))
         if self._owns_ray and ray.is_initialized():

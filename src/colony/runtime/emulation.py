@@ -5,7 +5,7 @@ DataFusion target partitions (``DATAFUSION_EXECUTION_TARGET_PARTITIONS``, read b
 ``SessionConfig.from_env()``; services building a DataFusion context should also pass
 ``ctx.threads`` via :func:`datafusion_config`). CPU affinity with ``os.sched_setaffinity``
 when the machine has enough cores for every device that asks to be pinned. The paced
-link is a :class:`colony.pacing.TokenBucket` the device actor applies to every transfer.
+links are :class:`colony.pacing.Link` s the device actor charges every transfer on.
 What was applied (or why not) is reported, so output can label it honestly.
 """
 
@@ -62,6 +62,17 @@ def plan_affinity(config: ColonyConfig, device: str, available: list[int]) -> tu
     return None, "not pinned"
 
 
+def _pin_all_threads(cores: tuple[int, ...]) -> None:
+    """Pin every thread of this process: Linux applies affinity per thread, and a Ray worker
+    already runs its RPC threads when the device is built (only later threads inherit)."""
+    os.sched_setaffinity(0, cores)
+    for tid in os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else ():
+        try:
+            os.sched_setaffinity(int(tid), cores)
+        except OSError:
+            pass                 # a thread that ended meanwhile
+
+
 def datafusion_config(threads: int):
     """A DataFusion SessionConfig limited to the device's thread budget."""
     from datafusion import SessionConfig
@@ -82,7 +93,7 @@ def apply(config: ColonyConfig, device: str) -> Emulation:
         cores, note = plan_affinity(config, device, available)
         if cores is not None:
             try:
-                os.sched_setaffinity(0, cores)
+                _pin_all_threads(cores)
             except OSError as e:
                 cores, note = None, f"sched_setaffinity failed: {e}"
     return Emulation(device=device, emulated=spec.emulated, profile=spec.profile, threads=threads,

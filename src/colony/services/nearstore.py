@@ -22,7 +22,7 @@ from colony.nearstore.address import BLOCK_BITS, MAX_DEVICES, Extent, decode
 from colony.nearstore.blockstore import DEFAULT_BLOCK_SIZE, BlockStore
 from colony.nearstore.locks import BlockLocks
 from colony.nearstore.ops import DEFAULT_CHUNK, chunk_size_for, get_operation
-from colony.nearstore.tokenbucket import link
+from colony.pacing import Link, LinkModel
 from colony.services.base import DeviceContext, Service, endpoint, service
 
 
@@ -47,7 +47,7 @@ class NearStore(Service):
         self._init_lock = threading.Lock()
         self.chunk_size = int(chunk_size)
         self.locks = BlockLocks(lock_timeout_s)
-        self.d2d = link(d2d_gbps)
+        self.d2d = _d2d_link(ctx.name, d2d_gbps)
         self.d2d_gbps = d2d_gbps
         self._directory: dict[int, str] = {}
         self._stats_lock = threading.Lock()
@@ -108,7 +108,7 @@ class NearStore(Service):
     def configure(self, d2d_gbps: float | None = None, chunk_size: int | None = None,
                   directory: dict[int, str] | None = None) -> dict:
         """Change the device-to-device link rate (None = unpaced) and/or the chunk size."""
-        self.d2d = link(d2d_gbps)
+        self.d2d = _d2d_link(self.ctx.name, d2d_gbps)
         self.d2d_gbps = d2d_gbps
         if chunk_size is not None:
             self.chunk_size = int(chunk_size)
@@ -128,7 +128,7 @@ class NearStore(Service):
         with self._stats_lock:
             by_phase = {p: dict(k) for p, k in self._bytes.items()}
         return {"device": self.ctx.name, "bytes": by_phase, "lock_waits": self.locks.waits,
-                "lock_waited_s": self.locks.waited_s, "d2d_paced_s": self.d2d.waited}
+                "lock_waited_s": self.locks.waited_s, "d2d_paced_s": self.d2d.waited_s}
 
     @endpoint
     def reset_stats(self) -> None:
@@ -171,7 +171,7 @@ class NearStore(Service):
         """Device -> device read, paced by this device's device-to-device link."""
         self.locks.wait(*self._blocks(ext, offset, length), requester)
         data = self.store.read(ext, offset, length)
-        self.d2d.consume(len(data))
+        self.d2d.transfer(len(data), self.ctx.name, PEERS)
         self._count("d2d_out", phase, len(data))
         return data
 
@@ -268,3 +268,14 @@ def _timed(it: Iterator[bytes], on_first) -> Iterator[bytes]:
             on_first()
             first = False
         yield x
+
+
+PEERS = "peers"   # the far end of a device's device-to-device link
+
+
+def _d2d_link(device: str, gbit_per_s: float | None) -> Link:
+    """This device's device-to-device egress (None = unpaced, counted only); the burst is
+    one socket buffer (64 KiB) so tiny control messages are not charged a sleep each."""
+    if gbit_per_s is not None and not gbit_per_s > 0:
+        raise NearStoreError(f"link rate {gbit_per_s} Gbit/s must be positive (None = unpaced)")
+    return Link(device, PEERS, LinkModel.gbps(gbit_per_s, burst=64 << 10))

@@ -31,8 +31,11 @@ class DeviceInfo:
 class Colony(Protocol):
     """Calls, placement and objects on a colony's devices."""
 
-    def call(self, device: str, service: str, method: str, *args: Any, **kwargs: Any) -> Any:
-        """Call an endpoint of a service placed on ``device`` and wait for its result."""
+    def call(self, device: str, service: str, method: str, *args: Any, timeout: float | None = None,
+             **kwargs: Any) -> Any:
+        """Call an endpoint of a service placed on ``device`` and wait for its result, at most
+        ``timeout`` seconds (None: the colony's default deadline); a device that does not
+        answer in time raises :class:`colony.errors.DeadlineExceeded` naming it."""
 
     def call_async(self, device: str, service: str, method: str, *args: Any, **kwargs: Any) -> Any:
         """Start a call; returns a future for :meth:`wait`."""

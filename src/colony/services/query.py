@@ -272,8 +272,12 @@ class QueryService(Service):
 
     @endpoint
     def execute(self, plan_bytes: bytes, tables: dict, placement: str = "auto", host_load: dict | None = None,
-                storm: dict | None = None, feedback: dict | None = None) -> dict:
+                storm: dict | None = None, host: str | None = None, feedback: dict | None = None) -> dict:
         """Decide and run. Returns the result (down/split) or the raw objects (back), with timings.
+
+        With ``host``, pushed-back objects and split results go from this device straight to
+        the host's query service (device -> host link) and only the host's answer comes back
+        (``out["hosted"]``): the client's link never carries the raw objects.
 
         Admits at most ``max_queue`` queries at once (DeviceBusy beyond); the queue ahead enters
         the predicted device time; each run's measured execution corrects the model online."""
@@ -286,7 +290,7 @@ class QueryService(Service):
                                  f"{self.max_queue}); retry later or run with placement back")
             self._dev_inflight += 1
         try:
-            out = self._execute(plan_bytes, tables, placement, host_load, storm)
+            out = self._execute(plan_bytes, tables, placement, host_load, storm, host)
         finally:
             with self._lock:
                 self._dev_inflight -= 1
@@ -296,7 +300,7 @@ class QueryService(Service):
         return out
 
     def _execute(self, plan_bytes: bytes, tables: dict, placement: str, host_load: dict | None,
-                 storm: dict | None) -> dict:
+                 storm: dict | None, host: str | None) -> dict:
         t_start = time.perf_counter()
         pj, est, dec, est_cpu = self._plan(plan_bytes, tables, placement, host_load, storm)
         tabs = _tables_arg(tables)
@@ -318,9 +322,14 @@ class QueryService(Service):
                 bufs = [self.ctx.store.get(pool, k) for k in self._keys(pool, pattern)]
                 objs[name] = bufs
                 nbytes += sum(b.size for b in bufs)
-            out["objects"] = objs
             act["bytes"] = nbytes
-            out["plan"] = bytes(plan_bytes)
+            if host and self.ctx.peers is not None:
+                t0 = time.perf_counter()
+                out["hosted"] = self.ctx.peers.call(host, "query", "run_pushed", bytes(plan_bytes), objs, reserved)
+                act["to_host"] = time.perf_counter() - t0
+            else:
+                out["objects"] = objs
+                out["plan"] = bytes(plan_bytes)
         else:
             runs = [bytes(plan_bytes)]
             if dec.placement == "split":
@@ -360,8 +369,14 @@ class QueryService(Service):
                 bufs.append(buf)
                 schemas.append(res.schema)
             if dec.placement == "split":          # one result per cut; the host reads them by name
-                out["result"] = bufs
-                out["plan"] = qplan.upper_plan(template, schemas)
+                upper = qplan.upper_plan(template, schemas)
+                if host and self.ctx.peers is not None:
+                    t0 = time.perf_counter()
+                    out["hosted"] = self.ctx.peers.call(host, "query", "run_pushed", upper,
+                                                        qplan.split_inputs(bufs), reserved)
+                    act["to_host"] = time.perf_counter() - t0
+                else:
+                    out["result"], out["plan"] = bufs, upper
             else:
                 out["result"] = bufs[0]
             pred = dec.predicted.get(dec.placement) if dec.predicted else None

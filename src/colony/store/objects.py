@@ -31,12 +31,14 @@ from urllib.parse import quote, unquote
 import pyarrow as pa
 
 from colony import codec
-from colony.errors import CodecError, ObjectLost, ObjectTooLarge, StoreError, UnknownKey, UnknownPool
+from colony.errors import (CodecError, InvalidArgument, ObjectLost, ObjectTooLarge, StoreError, UnknownKey,
+                           UnknownPool)
 
 log = logging.getLogger(__name__)
 
 SPILL_SUFFIX = ".clny"
 QUARANTINE = "#quarantine"     # never a quoted pool name: quote() escapes '#'
+JOURNAL_DIR = "~journal"   # <pool>.journal: the keys a memory-only pool acknowledged (+key / -key lines)
 _MAX_NAME = 200
 
 
@@ -96,14 +98,75 @@ class ObjectStore:
         self._put_hooks: list[PutHook] = []
         self._drop_hooks: list[DropHook] = []
         self.recovered = 0
-        self.lost: dict[tuple[str, str], str] = {}     # (pool, key) -> why, for objects quarantined
+        self._durable: set[str] = set()
+        self._journals: dict = {}
+        self.lost: dict[tuple[str, str], str] = {}     # (pool, key) -> why it is lost (quarantined, or restart)
         if self.spill_dir is not None:
             self._recover()
 
     # -- pools -------------------------------------------------------------
-    def create_pool(self, pool: str) -> None:
+    def create_pool(self, pool: str, durable: bool = False) -> None:
+        """A pool. ``durable``: a put returns only once the object is on disk, fsynced (it
+        survives a device restart and a machine crash); otherwise objects live in memory
+        (spilling when full) and the keys are journaled, so a restart reports what it lost."""
         with self._lock:
+            if durable and self.spill_dir is None:
+                raise StoreError(f"pool {pool!r} on device {self.device!r} is durable but the device has no "
+                                 f"spill_dir/disk budget; give the device a disk or make the pool memory-only")
             self._pools.setdefault(pool, {})
+            if durable:
+                self._durable.add(pool)
+            elif self.spill_dir is not None:
+                self._open_journal(pool)
+
+    # -- acknowledgement: durable pools fsync, memory-only pools journal their keys --------
+    def _open_journal(self, pool: str) -> None:
+        """Keys the journal says were acknowledged but that did not come back are lost."""
+        d = self.spill_dir / JOURNAL_DIR
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"device {self.device!r} cannot keep its key journal under {self.spill_dir}: {e}; "
+                             f"check the spill directory") from e
+        path = d / f"{quote(pool, safe='')}.journal"
+        live: dict[str, None] = {}
+        if path.is_file():
+            for line in path.read_text().splitlines():
+                if line[:1] == "+":
+                    live[unquote(line[1:])] = None
+                elif line[:1] == "-":
+                    live.pop(unquote(line[1:]), None)
+        have = self._pools.get(pool, {})
+        lost = sorted(k for k in live if k not in have)
+        if lost:
+            for k in lost:
+                self.lost[(pool, k)] = (f"object {pool}/{k} on device {self.device!r} was acknowledged but lived only "
+                                        f"in memory when the device restarted: it is lost; put it again (a durable "
+                                        f"pool keeps acknowledged objects)")
+            log.warning("device %s: pool %s lost %d acknowledged object(s) at restart: %s", self.device, pool,
+                        len(lost), lost[:20])
+        path.write_text("".join(f"+{quote(k, safe='')}\n" for k in have))
+        self._journals[pool] = open(path, "a", buffering=1)
+
+    def _journal(self, pool: str, sign: str, key: str) -> None:
+        j = self._journals.get(pool)
+        if j is not None:
+            j.write(f"{sign}{quote(key, safe='')}\n")
+
+    def _put_durable(self, pool: str, key: str, buf: pa.Buffer) -> None:
+        size = buf.size
+        old = self._pools[pool].get(key)
+        old_disk = old.size if isinstance(old, _Spilled) else 0
+        if self._disk - old_disk + size > self.disk_budget:
+            raise _too_large(size, self.disk_budget,
+                             f"object {pool}/{key} ({size} bytes) does not fit the disk of device {self.device!r} "
+                             f"(durable pool {pool!r}: {self._disk} of {self.disk_budget} bytes used); drop objects "
+                             f"or raise the device's disk budget")
+        spilled = self._write_spill(pool, key, buf, fsync=True)
+        if isinstance(old, pa.Buffer):
+            self._mem -= self._lru.pop((pool, key))
+        self._disk += size - old_disk
+        self._pools[pool][key] = spilled
 
     def pools(self) -> list[str]:
         with self._lock:
@@ -123,12 +186,21 @@ class ObjectStore:
             tables = list(obj) if isinstance(obj, (list, tuple)) else [obj]
             buf = codec.pack(tables, codec_name, threads=self.threads)
         else:
-            buf = obj if isinstance(obj, pa.Buffer) else pa.py_buffer(obj)
+            try:
+                buf = obj if isinstance(obj, pa.Buffer) else pa.py_buffer(obj)
+            except TypeError:
+                raise InvalidArgument(f"put {pool}/{key}: an object is Arrow tables or a packed object's bytes, "
+                                      f"not {type(obj).__name__}") from None
             tables = None
         info = codec.read_info(buf)  # refuse anything that is not a well-formed object
         with self._lock:
             self._pool(pool)
-            spilled = self._admit(pool, key, buf)
+            if pool in self._durable:
+                self._put_durable(pool, key, buf)
+                spilled = True
+            else:
+                spilled = self._admit(pool, key, buf)
+                self._journal(pool, "+", key)
             self.lost.pop((pool, key), None)
         if self._put_hooks:
             tables = tables if tables is not None else codec.unpack(buf)
@@ -141,9 +213,7 @@ class ObjectStore:
         with self._lock:
             p = self._pool(pool)
             if key not in p:
-                if (pool, key) in self.lost:
-                    raise ObjectLost(self.lost[(pool, key)])
-                raise UnknownKey(f"pool {pool!r} on device {self.device!r} has no key {key!r}")
+                self._missing(pool, key)
             v = p[key]
             if isinstance(v, pa.Buffer):
                 self._lru.move_to_end((pool, key))
@@ -184,14 +254,26 @@ class ObjectStore:
             out.append(Entry(pool, k, info.nbytes, info.rows, info.codec, spilled))
         return out
 
+    def _lost_by_pool(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for p, k in sorted(self.lost):
+            out.setdefault(p, []).append(k)
+        return out
+
+    def _missing(self, pool: str, key: str):
+        if (pool, key) in self.lost:
+            raise ObjectLost(self.lost[(pool, key)])
+        raise UnknownKey(f"pool {pool!r} on device {self.device!r} has no key {key!r}")
+
     def drop(self, pool: str, key: str) -> None:
         with self._lock:
             p = self._pool(pool)
             if key not in p:
                 if self.lost.pop((pool, key), None) is not None:
                     return       # dropping a lost object just forgets it
-                raise UnknownKey(f"pool {pool!r} on device {self.device!r} has no key {key!r}")
+                self._missing(pool, key)
             self._remove(pool, key)
+            self._journal(pool, "-", key)
         for hook in self._drop_hooks:
             hook(pool, key)
 
@@ -206,7 +288,8 @@ class ObjectStore:
             return {"device": self.device, "pools": pools, "memory_used": self._mem,
                     "memory_budget": self.memory_budget, "disk_used": self._disk, "disk_budget": self.disk_budget,
                     "spill_dir": str(self.spill_dir) if self.spill_dir else None, "recovered": self.recovered,
-                    "lost": {f"{p}/{k}": why for (p, k), why in sorted(self.lost.items())}}
+                    "durable": sorted(self._durable), "lost": self._lost_by_pool(),
+                    "lost_reasons": {f"{p}/{k}": why for (p, k), why in sorted(self.lost.items())}}
 
     def free_bytes(self) -> int | None:
         """Bytes a put can still take (memory + spill), None when unlimited."""
@@ -321,7 +404,7 @@ class ObjectStore:
         self._mem += size
         return False
 
-    def _write_spill(self, pool: str, key: str, buf: pa.Buffer) -> _Spilled:
+    def _write_spill(self, pool: str, key: str, buf: pa.Buffer, fsync: bool = False) -> _Spilled:
         d = self.spill_dir / quote(pool, safe="")
         d.mkdir(parents=True, exist_ok=True)
         name = _fname(key)
@@ -332,7 +415,16 @@ class ObjectStore:
                 (d / (name + ".key")).write_text(key)
             with open(tmp, "wb") as f:
                 f.write(memoryview(buf))
+                if fsync:
+                    f.flush()
+                    os.fsync(f.fileno())
             os.replace(tmp, path)
+            if fsync:   # the rename itself must reach the disk too
+                dfd = os.open(d, os.O_RDONLY)
+                try:
+                    os.fsync(dfd)
+                finally:
+                    os.close(dfd)
         except OSError:
             tmp.unlink(missing_ok=True)
             raise
@@ -374,7 +466,8 @@ class ObjectStore:
         """Register objects spilled by an earlier store over the same directory (device restart)."""
         if not self.spill_dir.is_dir():
             return
-        for pdir in sorted(x for x in self.spill_dir.iterdir() if x.is_dir() and x.name != QUARANTINE):
+        skip = (QUARANTINE, JOURNAL_DIR)
+        for pdir in sorted(x for x in self.spill_dir.iterdir() if x.is_dir() and x.name not in skip):
             pool = unquote(pdir.name)
             self._pools.setdefault(pool, {})     # the pool existed even if all its files are lost
             for f in sorted(pdir.iterdir()):
@@ -408,6 +501,9 @@ def clear_spill_dir(spill_dir: str | os.PathLike) -> int:
     n = 0
     for pdir in (x for x in root.iterdir() if x.is_dir() and x.name != QUARANTINE):
         for f in pdir.iterdir():
+            if pdir.name == JOURNAL_DIR:
+                f.unlink(missing_ok=True)   # a fresh device has acknowledged nothing yet
+                continue
             if f.name.endswith((SPILL_SUFFIX, SPILL_SUFFIX + ".tmp")) or (f.name.startswith("~")
                                                                          and f.name.endswith(".key")):
                 f.unlink(missing_ok=True)

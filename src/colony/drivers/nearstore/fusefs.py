@@ -42,13 +42,29 @@ def parse_op(value: bytes | str) -> tuple[str, dict]:
     return words[0], params
 
 
-def operations_class():
-    """Build the mfusepy Operations subclass (imported lazily: the binding is optional)."""
+def binding():
+    """The mfusepy module (imported lazily: the binding is optional); NESCAFE and the job store share it."""
     try:
-        import mfusepy as fuse
+        import mfusepy
     except ImportError as e:  # pragma: no cover - depends on the machine
         raise NearStoreError("FUSE needs the 'mfusepy' package and libfuse3 "
                              "(apt-get install fuse3; pip install mfusepy)") from e
+    return mfusepy
+
+
+def wait_mounted(mountpoint, proc, timeout_s: float = 20.0) -> bool:
+    """Wait until ``mountpoint`` is mounted or the serving process ``proc`` exits."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline and proc.poll() is None:
+        if os.path.ismount(mountpoint):
+            return True
+        time.sleep(0.05)
+    return os.path.ismount(mountpoint)
+
+
+def operations_class():
+    """Build the mfusepy Operations subclass."""
+    fuse = binding()
 
     class NescafeFS(fuse.Operations):
         use_ns = False

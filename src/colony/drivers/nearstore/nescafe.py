@@ -8,7 +8,7 @@ registered on an open file, and run at I/O time.
         sorted_bytes = f.read()                # sorts on the devices, returns sorted data
 
 The host side owns the host link: every byte it moves to or from a device is paced by
-its token bucket and counted per phase. Device-to-device bytes are paced and counted by
+its host link and counted per phase. Device-to-device bytes are paced and counted by
 the devices themselves.
 """
 
@@ -24,7 +24,7 @@ from colony.errors import NearStoreError, UnknownOperation
 from colony.nearstore.address import Extent, decode
 from colony.services.protocol import Colony
 from colony.nearstore.ops import DEFAULT_CHUNK
-from colony.nearstore.tokenbucket import link
+from colony.pacing import Link, LinkModel
 
 # An offload: (fs, file, params) -> (extent holding the result, report)
 Offload = Callable[["Nescafe", "NFile", dict], tuple[Extent, dict]]
@@ -77,8 +77,10 @@ class Nescafe:
 
     def _set_host(self, host_gbps: float | None) -> None:
         # the host's port: device->host (rx) and host->device (tx); full duplex = one bucket each
-        self.host_rx = link(host_gbps)
-        self.host_tx = self.host_rx if self.duplex == "half" else link(host_gbps)
+        if host_gbps is not None and not host_gbps > 0:
+            raise NearStoreError(f"link rate {host_gbps} Gbit/s must be positive (None = unpaced)")
+        self.host_link = Link("host", "devices", LinkModel.gbps(host_gbps, duplex=self.duplex != "half",
+                                                                 burst=64 << 10))
         self.host_gbps = host_gbps
 
     def reset_counters(self) -> None:
@@ -102,13 +104,13 @@ class Nescafe:
 
     def host_read(self, ext: Extent, offset: int, length: int, phase: str) -> bytes:
         data = self.client.call(self._device(ext), "nearstore", "read", ext, offset, length, phase=phase)
-        self.host_rx.consume(len(data))
+        self.host_link.transfer(len(data), "devices", "host")
         with self._lock:
             self._host_bytes[phase] += len(data)
         return data
 
     def host_write(self, ext: Extent, data: bytes, offset: int, phase: str) -> None:
-        self.host_tx.consume(len(data))
+        self.host_link.transfer(len(data), "host", "devices")
         self.client.call(self._device(ext), "nearstore", "write", ext, data, offset, phase=phase)
         with self._lock:
             self._host_bytes[phase] += len(data)

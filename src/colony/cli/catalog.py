@@ -1,0 +1,78 @@
+"""`colony load` and `colony tables`: your own data in a running colony."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+
+
+def attach(config: Optional[str], address: Optional[str]):
+    """The running colony (from --address or `colony up`'s state), with the query service
+    placed and calibrated (cached per colony)."""
+    from colony.cli.runtime import _attach
+    return _attach(config, address)[0]
+
+
+def ready(colony, calib_runs: int = 100, calib_rows: int = 1_000_000):
+    from rich.console import Console
+
+    from colony.drivers.catalog import default_models_dir, ensure_query_service
+    ensure_query_service(colony, default_models_dir(colony.config.name), calib_runs, calib_rows,
+                         on_calibrate=lambda: Console(stderr=True).print(
+                             "[dim]placing the query service and calibrating every device (once; cached)...[/]"))
+    return colony
+
+
+def register(app: typer.Typer, bench_app: typer.Typer) -> None:
+    @app.command("load")
+    def load_cmd(file: str = typer.Argument(..., help="CSV, Parquet or Arrow IPC file"),
+                 pool: str = typer.Option(..., "--pool", help="pool of the colony to store it in"),
+                 table: str = typer.Option(..., "--table", help="SQL table name"),
+                 device: Optional[str] = typer.Option(None, "--device", help="keep every object on this device"),
+                 spread: bool = typer.Option(False, "--spread", help="spread objects over the pool (default)"),
+                 fmt: Optional[str] = typer.Option(None, "--format", help="csv|parquet|ipc|stream (default: suffix)"),
+                 chunk_rows: int = typer.Option(1 << 20, help="rows per stored object"),
+                 replace: bool = typer.Option(False, "--replace", help="drop the table's objects first"),
+                 config: Optional[str] = typer.Option(None, help="TOML config (default: the one `colony up` used)"),
+                 address: Optional[str] = typer.Option(None, help="Ray address (default: `colony up`'s)"),
+                 calib_runs: int = typer.Option(100, help="calibration runs per device (first load only)"),
+                 calib_rows: int = typer.Option(1_000_000, help="largest calibration table (first load only)")):
+        """Stream a file into a running colony as a table (statistics built on load)."""
+        from rich.console import Console
+
+        from colony.drivers.catalog import Catalog
+        from colony.drivers.load import load_file
+        if device and spread:
+            raise typer.BadParameter("--device and --spread exclude each other")
+        colony = ready(attach(config, address), calib_runs, calib_rows)
+        cat = Catalog(colony)
+        rep = load_file(colony, file, pool, table, device=device, fmt=fmt, chunk_rows=chunk_rows, replace=replace,
+                        schema_of=lambda t: next((x.pool for x in cat.tables(True) if x.name == t and x.pool != pool),
+                                                 None))
+        Console().print(f"loaded {rep.rows:,} rows of {file} into {pool}/{table}: {rep.objects} objects, "
+                        f"{rep.bytes / 1e6:,.1f} MB in {rep.seconds:.2f} s on "
+                        + ", ".join(f"{d} ({n})" for d, n in sorted(rep.devices.items())))
+
+    @app.command("tables")
+    def tables_cmd(config: Optional[str] = typer.Option(None, help="TOML config (default: `colony up`'s)"),
+                   address: Optional[str] = typer.Option(None, help="Ray address (default: `colony up`'s)"),
+                   as_json: bool = typer.Option(False, "--json", help="print JSON")):
+        """Every table the running colony holds: pool, devices, rows, schema."""
+        from rich.console import Console
+        from rich.table import Table
+
+        from colony.drivers.catalog import scan
+        colony = ready(attach(config, address))
+        tabs = scan(colony)
+        if as_json:
+            print(json.dumps([t.to_dict() for t in tabs], indent=1))
+            return
+        t = Table(title=f"tables in colony {colony.config.name!r}")
+        for c in ("pool", "table", "devices", "objects", "rows", "MB", "schema"):
+            t.add_column(c, justify="right" if c in ("objects", "rows", "MB") else "left")
+        for x in tabs:
+            t.add_row(x.pool, x.name, ",".join(x.devices), str(x.objects), f"{x.rows:,}", f"{x.bytes / 1e6:,.1f}",
+                      ", ".join(f"{f.name} {f.type}" for f in x.schema))
+        Console(width=200).print(t)

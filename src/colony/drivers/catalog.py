@@ -1,0 +1,155 @@
+"""What a running colony holds, as SQL tables: the catalog behind `colony tables`,
+`colony query --address` and the Flight SQL gateway.
+
+A table is the set of objects of one pool whose keys start with ``<table>/`` (what
+`colony load` writes); a pool whose keys carry no ``/`` is one table named after the pool
+(the demo's ``particles``). Devices report their objects (``objects.entries``) and the
+query service describes each table (schema, rows, bytes); statements then go through the
+ordinary :class:`QueryClient` path (plan, estimate, decide, execute).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from colony.drivers.query import QueryClient, ensure_calibrated
+from colony.errors import ServiceError, UnknownTable
+from colony.query.plan import TableSpec
+
+INTERNAL_POOLS = ("__stats__",)
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    name: str
+    pool: str
+    pattern: str
+    devices: tuple[str, ...]
+    objects: int
+    rows: int
+    bytes: int
+    schema: pa.Schema
+
+    def to_dict(self) -> dict:
+        return {"table": self.name, "pool": self.pool, "devices": list(self.devices), "objects": self.objects,
+                "rows": self.rows, "bytes": self.bytes,
+                "schema": [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in self.schema]}
+
+
+def host_of(colony) -> str:
+    """The colony's host device (where pushed-back work runs)."""
+    for d in colony.devices():
+        if d.role == "host":
+            return d.name
+    raise ServiceError("the colony has no host device; queries need one (role = \"host\")")
+
+
+def ensure_query_service(colony, models_dir: str | None = None, calib_runs: int = 100, max_rows: int = 1_000_000,
+                         on_calibrate=None) -> bool:
+    """Place the query service on every device that lacks it (run-time placement), then make
+    sure every device has calibrated cost models (cached under ``models_dir``). Returns
+    whether it calibrated."""
+    missing = []
+    for d in colony.devices():
+        try:
+            colony.call(d.name, "query", "health")
+        except ServiceError:
+            missing.append(d.name)
+    if missing:
+        opts = {"models_dir": models_dir} if models_dir else {}
+        colony.place("query", missing, **opts)
+    return ensure_calibrated(colony, host_of(colony), calib_runs, max_rows, on_calibrate=on_calibrate)
+
+
+def default_models_dir(colony_name: str) -> str:
+    """Where a colony's calibrated query models are cached (``COLONY_MODELS_DIR`` overrides the root)."""
+    root = os.environ.get("COLONY_MODELS_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "colony")
+    return os.path.join(root, f"query-models-{colony_name}")
+
+
+def scan(colony, host: str | None = None) -> list[TableInfo]:
+    """Every table the colony's devices hold (the host's own pools excluded: queries read
+    data where it is in transit)."""
+    host = host or host_of(colony)
+    devs = [d for d in colony.devices() if d.name != host]
+    calls, where = [], []
+    for d in devs:
+        for pool in d.pools:
+            if pool not in INTERNAL_POOLS:
+                calls.append(colony.call_async(d.name, "objects", "entries", pool, ""))
+                where.append((d.name, pool))
+    names: dict[tuple[str, str], str] = {}           # (pool, table) -> pattern
+    for (dev, pool), ents in zip(where, colony.wait(calls) if calls else []):
+        keys = [e.key for e in ents]
+        if not keys:
+            continue
+        if any("/" in k for k in keys):
+            for k in keys:
+                if "/" in k:
+                    names[(pool, k.split("/", 1)[0])] = k.split("/", 1)[0] + "/*"
+        else:
+            names[(pool, pool)] = "*"
+    if not names:
+        return []
+    specs = {f"{pool}\x00{t}": [pool, pat] for (pool, t), pat in names.items()}
+    per: dict[str, list[tuple[str, dict]]] = {}
+    described = colony.wait([colony.call_async(d.name, "query", "describe", specs) for d in devs])
+    for d, info in zip(devs, described):
+        for k, v in info.items():
+            if v.get("objects"):
+                per.setdefault(k, []).append((d.name, v))
+    out = []
+    for k, parts in per.items():
+        pool, t = k.split("\x00")
+        out.append(TableInfo(name=t, pool=pool, pattern=names[(pool, t)], devices=tuple(sorted(p[0] for p in parts)),
+                             objects=sum(p[1]["objects"] for p in parts), rows=sum(p[1]["rows"] for p in parts),
+                             bytes=sum(p[1]["bytes"] for p in parts),
+                             schema=pa.ipc.read_schema(pa.py_buffer(parts[0][1]["schema"]))))
+    return sorted(out, key=lambda t: (t.pool, t.name))
+
+
+class Catalog:
+    """The colony's tables and a :class:`QueryClient` over them, rescanned when older than
+    ``ttl_s`` or when a statement names a table the last scan did not see."""
+
+    def __init__(self, colony, host: str | None = None, ttl_s: float = 2.0, storm: dict | None = None) -> None:
+        self.colony = colony
+        self.host = host or host_of(colony)
+        self.ttl_s = ttl_s
+        self.storm = storm
+        self._lock = threading.Lock()
+        self._at = -1e18
+        self._tables: list[TableInfo] = []
+        self._client: QueryClient | None = None
+
+    def tables(self, refresh: bool = False) -> list[TableInfo]:
+        with self._lock:
+            if refresh or time.monotonic() - self._at > self.ttl_s:
+                tabs = scan(self.colony, self.host)
+                if tabs != self._tables or self._client is None:
+                    specs: dict[str, TableSpec] = {}
+                    for t in tabs:
+                        specs.setdefault(t.name, TableSpec(t.name, t.pool, t.pattern))   # first pool wins a name
+                    self._client = QueryClient(self.colony, self.host, specs, storm=self.storm)
+                self._tables, self._at = tabs, time.monotonic()
+            return self._tables
+
+    def client(self, refresh: bool = False) -> QueryClient:
+        self.tables(refresh)
+        assert self._client is not None
+        return self._client
+
+    def pool_of(self, table: str) -> str | None:
+        return next((t.pool for t in self.tables(refresh=True) if t.name == table), None)
+
+    def query(self, sql: str, placement: str = "auto", explain: bool = False):
+        """Run SQL through the query client; a table unknown to the last scan triggers one rescan."""
+        try:
+            return self.client().query(sql, placement, explain=explain)
+        except UnknownTable:
+            return self.client(refresh=True).query(sql, placement, explain=explain)

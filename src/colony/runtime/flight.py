@@ -1,0 +1,190 @@
+"""Arrow Flight: the bulk data path between the client and the device actors.
+
+Every device actor serves one Flight endpoint (``DeviceFlight``) beside its Ray actor:
+Ray stays the control plane (placement, lifecycle, restarts, small calls) and Flight
+carries bulk Arrow data, because Ray's inter-node object transfer on this machine is
+slower than a Flight stream for large batches (``colony bench transfer``; numbers in
+docs/runtime.md). ``DoPut`` takes inject/put data, ``DoGet`` returns objects and blobs.
+
+Flight endpoints require the same bearer token as Ray (``runtime.auth = "token"``):
+the client sends ``authorization: Bearer <token>``; a call without it is refused
+before any byte is read. The commands are JSON in the descriptor / ticket.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from typing import Any, Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.flight as fl
+
+from colony.errors import ColonyError, RuntimeFailure
+
+AUTH_HEADER = "authorization"
+
+
+class _TokenCheck(fl.ServerMiddlewareFactory):
+    def __init__(self, token: str) -> None:
+        super().__init__()
+        self._expected = f"Bearer {token}"
+
+    def start_call(self, info, headers):
+        got = headers.get(AUTH_HEADER) or headers.get(AUTH_HEADER.title()) or []
+        if self._expected not in got:
+            raise fl.FlightUnauthenticatedError(
+                "colony flight endpoint: missing or wrong bearer token; use the colony's Ray token "
+                "(RAY_AUTH_TOKEN or ~/.ray/auth_token)")
+        return None
+
+
+def blob_table(buf: pa.Buffer, chunk: int | None = None) -> pa.Table:
+    """Bytes (a packed object) as a large_binary table, zero-copy: one row, or one record
+    batch of one row per ``chunk`` bytes (so a big put streams as several Flight messages)."""
+    step = buf.size if not chunk or buf.size <= chunk else chunk
+    batches = []
+    for off in range(0, max(buf.size, 1), max(step, 1)):
+        n = min(step, buf.size - off)
+        offsets = pa.py_buffer(pa.array([0, n], pa.int64()).buffers()[1])
+        arr = pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, buf.slice(off, n)])
+        batches.append(pa.record_batch([arr], names=["object"]))
+    return pa.Table.from_batches(batches)
+
+
+def table_blob(table: pa.Table, own: bool = False) -> pa.Buffer:
+    """The bytes of a :func:`blob_table`: a zero-copy view when it is one row (copied into
+    fresh memory when ``own``), else the rows concatenated into fresh memory."""
+    col = table.column(0)
+    views = []
+    for ch in col.chunks:
+        _validity, offsets, data = ch.buffers()
+        off = memoryview(offsets).cast("q")
+        for i in range(len(ch)):
+            views.append(data.slice(off[ch.offset + i], off[ch.offset + i + 1] - off[ch.offset + i]))
+    if len(views) == 1 and not own:
+        return views[0]
+    out = pa.allocate_buffer(sum(v.size for v in views))
+    dst = np.frombuffer(out, dtype=np.uint8)
+    pos = 0
+    for v in views:
+        dst[pos:pos + v.size] = np.frombuffer(v, dtype=np.uint8)
+        pos += v.size
+    return out
+
+
+class DeviceFlight(fl.FlightServerBase):
+    """The Flight endpoint of one device. ``handler`` is the device actor: its
+    ``flight_put(cmd, reader) -> dict`` and ``flight_get(cmd) -> (schema, batches)``."""
+
+    def __init__(self, handler: Any, host: str, token: str | None) -> None:
+        mw = {"auth": _TokenCheck(token)} if token else {}
+        super().__init__(f"grpc://{host}:0", middleware=mw)
+        self.handler = handler
+        self.location = f"grpc://{host}:{self.port}"
+        self._thread = threading.Thread(target=self.serve, name="colony-flight", daemon=True)
+        self._thread.start()
+
+    def do_put(self, context, descriptor, reader, writer):
+        ack = _guard(lambda: self.handler.flight_put(json.loads(descriptor.command), reader))
+        writer.write(pa.py_buffer(json.dumps(ack).encode()))
+
+    def do_get(self, context, ticket):
+        schema, batches = _guard(lambda: self.handler.flight_get(json.loads(ticket.ticket)))
+        return fl.GeneratorStream(schema, batches)
+
+
+def _guard(fn: Callable):
+    """Colony errors cross Flight as a server error whose message carries the type name."""
+    try:
+        return fn()
+    except ColonyError as e:
+        raise fl.FlightServerError(f"{type(e).__name__}: {e}") from e
+
+
+class FlightClients:
+    """Flight clients of one colony's devices (one connection per device, reused)."""
+
+    def __init__(self, token: str | None) -> None:
+        self._clients: dict[str, fl.FlightClient] = {}
+        self._lock = threading.Lock()
+        headers = [(AUTH_HEADER.encode(), f"Bearer {token}".encode())] if token else []
+        self.options = fl.FlightCallOptions(headers=headers)
+
+    def client(self, location: str) -> fl.FlightClient:
+        with self._lock:
+            c = self._clients.get(location)
+            if c is None:
+                c = self._clients[location] = fl.FlightClient(location)
+            return c
+
+    def put(self, location: str, cmd: dict, data: pa.Table | list[pa.RecordBatch],
+            on_sent: Callable[[], None] | None = None) -> dict:
+        """DoPut ``data`` with ``cmd``; returns the device's JSON acknowledgement."""
+        batches = [c for b in (data.to_batches() if isinstance(data, pa.Table) else data) for c in _chunks(b)]
+        if not batches:
+            raise ColonyError("nothing to send: the table has no record batches")
+        desc = fl.FlightDescriptor.for_command(json.dumps(cmd).encode())
+        try:
+            writer, meta = self.client(location).do_put(desc, batches[0].schema, options=self.options)
+            for b in batches:
+                writer.write_batch(b)
+            writer.done_writing()
+            if on_sent is not None:
+                on_sent()
+            ack = meta.read()
+            writer.close()
+        except fl.FlightUnavailableError:
+            raise                    # the caller looks the endpoint up again (a restarted device)
+        except fl.FlightError as e:
+            raise _unwrap(e, location) from None
+        return json.loads(ack.to_pybytes()) if ack is not None else {}
+
+    def get(self, location: str, cmd: dict) -> pa.Table:
+        ticket = fl.Ticket(json.dumps(cmd).encode())
+        try:
+            return self.client(location).do_get(ticket, options=self.options).read_all()
+        except fl.FlightUnavailableError:
+            raise
+        except fl.FlightError as e:
+            raise _unwrap(e, location) from None
+
+    def close(self) -> None:
+        with self._lock:
+            for c in self._clients.values():
+                c.close()
+            self._clients.clear()
+
+
+MESSAGE_BYTES = 4 << 20   # Flight messages of at most ~4 MiB: one huge gRPC message is slow (bench transfer)
+
+
+def _chunks(batch: pa.RecordBatch):
+    """Zero-copy slices of ``batch`` of about MESSAGE_BYTES each."""
+    if batch.nbytes <= MESSAGE_BYTES or batch.num_rows < 2:
+        yield batch
+        return
+    rows = max(1, batch.num_rows * MESSAGE_BYTES // batch.nbytes)
+    for off in range(0, batch.num_rows, rows):
+        yield batch.slice(off, rows)
+
+
+_NAMED = re.compile(r"\b([A-Z][A-Za-z]+): (.*?)(?:\. Detail:|\. gRPC client debug context:|$)", re.S)
+
+
+def _unwrap(e: Exception, location: str) -> Exception:
+    """Re-raise a device's Colony error (its type name leads the Flight message) as itself."""
+    import colony.errors as errors
+    msg = str(e)
+    for m in _NAMED.finditer(msg):
+        cls = getattr(errors, m.group(1), None)
+        if isinstance(cls, type) and issubclass(cls, ColonyError):
+            try:
+                return cls(m.group(2).strip())
+            except TypeError:   # an error class with required extra arguments
+                break
+    if isinstance(e, fl.FlightUnauthenticatedError):
+        return RuntimeFailure(f"the Flight endpoint {location} refused this client's token: {msg}")
+    return RuntimeFailure(f"Flight transfer to {location} failed: {msg}; check `colony status`")

@@ -1,0 +1,49 @@
+"""Push-back goes device -> host directly on the 3-node session colony: the raw objects
+cross (and are counted on) the SmartNIC->host link, the client's link carries only the
+answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from colony.data import uniform
+from colony.drivers.query import QueryClient
+from colony.query import plan as qplan
+from colony.query.plan import TableSpec
+
+pytestmark = pytest.mark.ray
+
+
+def _bytes(colony, link: str, direction: str) -> int:
+    for ln in colony.links():
+        if ln["link"] == link:
+            return ln["directions"][direction]["bytes"]
+    return 0
+
+
+@pytest.mark.parametrize("placement", ["back", "split"])
+def test_pushed_back_objects_cross_the_device_host_link_not_the_clients(ray_colony, placement):
+    c = ray_colony
+    c.place("query", "all")
+    t = uniform(60_000, seed=3)
+    keys = [f"pb{placement}/{i}" for i in (0, 4)]                 # TFT: both owned by nic0
+    assert {c.owner("default", k) for k in keys} == {"nic0"}
+    stored = 0
+    for i, k in enumerate(keys):
+        stored += c.put("default", k, t.slice(i * 30_000, 30_000)).nbytes
+    client = QueryClient(c, "host0", tables={"particles": TableSpec("particles", "default", f"pb{placement}/*")})
+    sql = "select particle_id & 3 as g, count(*) as n from particles where x < 0.5 group by g"
+    to_host0 = _bytes(c, "nic0<->host0", "nic0->host0")
+    to_client0 = _bytes(c, "client<->nic0", "nic0->client")
+    r = client.query(sql, placement)
+    ref = qplan.run_sql_locally(sql, {"particles": [t]}).sort_by([("g", "ascending")])
+    assert r.placement == placement and r.table.sort_by([("g", "ascending")]).equals(ref)
+    to_host = _bytes(c, "nic0<->host0", "nic0->host0") - to_host0
+    to_client = _bytes(c, "client<->nic0", "nic0->client") - to_client0
+    if placement == "back":
+        assert to_host >= stored                 # every raw object crossed nic0 -> host0
+    else:
+        assert to_host > 0                       # the device's partial result crossed nic0 -> host0
+    assert to_client < 16 << 10                  # the client got only the (tiny) answer
+    for k in keys:
+        c.drop("default", k)
