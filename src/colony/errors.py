@@ -284,3 +284,12 @@ class WriteFailed(JobStoreError):
 
 class CommitRefused(JobStoreError):
     """The metadata device found a write's chunks missing or of the wrong size; it published nothing."""
+
+
+class StaleCalibration(ColonyError):
+    """A stored calibration no longer matches this device or this build (different features,
+    fingerprint or software); recalibrate (``colony query --recalibrate``)."""
+
+
+class DeviceBusy(QueryError):
+    """The device's bounded query queue is full; retry later or run the query with placement back."""

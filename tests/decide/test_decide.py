@@ -23,11 +23,15 @@ def _runs(n=200, seed=0):
     return runs
 
 
-def test_nnls_recovers_a_linear_amdahl_cost():
+def test_linear_learners_recover_a_linear_amdahl_cost_and_cross_validation_keeps_one():
     model, report = fit_exec(_runs())
-    assert report["nnls"]["ape_median"] < 5
-    assert report["kept"] == "nnls" and isinstance(model, NNLSExec)
-    assert model.serial == pytest.approx(0.2, abs=0.11)
+    assert report["nnls"]["ape_median"] < 5 and report["ops"]["ape_median"] < 5
+    assert report["kept"] in ("ops", "nnls") and "cross-validation" in report["selection"]
+    runs = _runs()
+    X = np.stack([[r["ops"][k] for k in OPS] for r in runs])
+    T = np.array([r["threads"] for r in runs], float)
+    y = np.array([r["exec_s"] for r in runs])
+    assert NNLSExec.fit(X, T, y).serial == pytest.approx(0.2, abs=0.11)
 
 
 def test_forest_json_predicts_like_sklearn():

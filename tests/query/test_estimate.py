@@ -97,10 +97,13 @@ def test_op_vector_of_case_study_shape(data):
     assert e.ops["rows"] == N and e.ops["power"] == 0
 
 
-def test_join_takes_unsupported_path_without_crashing(data):
-    _, _, st = data
-    e = _est("select a.x from particles a join particles b on a.id = b.id", st)
-    assert not e.supported and "join" in e.reason
+def test_self_join_is_estimated_and_rollup_is_unsupported_without_a_row_count(data):
+    t, _, st = data
+    sql = "select a.x from particles a join particles b on a.id = b.id"
+    e = _est(sql, st)
+    assert e.supported and abs(e.rows - _actual(sql, t)) / _actual(sql, t) < 0.05
+    e = _est("select particle_id & 3 as g, count(*) from particles group by rollup(particle_id & 3)", st)
+    assert not e.supported and "grouping sets" in e.reason and e.rows is None
 
 
 def test_clustered_data_breaks_uniformity_but_stays_bounded():

@@ -75,9 +75,13 @@ def test_explain_does_not_run_and_shows_every_term(colony):
     assert r.est_rows == 4
 
 
-def test_join_is_pushed_back_and_still_correct(colony):
+def test_join_is_estimated_and_an_unmodelled_plan_is_pushed_back_still_correct(colony):
     link, t = colony
     sql = "select a.x from particles a join particles b on a.id = b.id where a.x < 0.01"
+    r = QueryClient(link, "host").query(sql)
+    assert r.decision["estimate"]["supported"] and r.decision["reason"] == "lowest predicted latency"
+    assert r.table.num_rows == qplan.run_sql_locally(sql, {"particles": [t]}).num_rows
+    sql = "select particle_id & 3 as g, count(*) from particles group by rollup(particle_id & 3)"
     r = QueryClient(link, "host").query(sql)
     assert r.placement == "back" and "does not model" in r.decision["reason"]
     assert r.table.num_rows == qplan.run_sql_locally(sql, {"particles": [t]}).num_rows

@@ -11,41 +11,74 @@ import typer
 
 
 
-def _runtime(rows: int, device: str, seed: int):
-    """The embedded default colony (Ray) with the query service on every device and
-    ``particles`` on ``device``."""
+def _tables(rows: int, seed: int, data: str | None) -> dict:
+    """``--data DIR``: one Parquet file or folder per table (table name = file name);
+    otherwise ``rows`` uniform particles as table ``particles``."""
+    if data is None:
+        from colony.data import uniform
+        return {"particles": uniform(rows, seed=seed)}
+    import os
+
+    import pyarrow.parquet as pq
+    if not os.path.isdir(data):
+        raise typer.BadParameter(f"--data {data!r} is not a directory of Parquet files/folders")
+    out = {}
+    for name in sorted(os.listdir(data)):
+        path = os.path.join(data, name)
+        if name.endswith(".parquet") or os.path.isdir(path):
+            out[name.removesuffix(".parquet")] = pq.read_table(path)
+    if not out:
+        raise typer.BadParameter(f"--data {data!r} holds no .parquet files or folders")
+    return out
+
+
+def _pieces(t, k: int = 4) -> list:
+    """A table as k objects (1 when small), like a dataset written in parts."""
+    k = k if t.num_rows >= 100_000 else 1
+    n = t.num_rows
+    return [t.slice(i * n // k, (i + 1) * n // k - i * n // k) for i in range(k)]
+
+
+def _runtime(tables: dict, device: str):
+    """The embedded default colony (Ray) with the query service on every device and the
+    tables on ``device`` (one pool each)."""
     import colony as colony_pkg
     from colony.config.builders import embedded
-    from colony.data import uniform
     from colony.drivers.emulated import DEFAULT_MODELS_DIR, NIC_LINKS_GBPS
-    cfg = embedded(links_gbps={f"nic{i}": g for i, g in enumerate(NIC_LINKS_GBPS)}, pools={"particles": [device]},
+    cfg = embedded(links_gbps={f"nic{i}": g for i, g in enumerate(NIC_LINKS_GBPS)},
+                   pools={name: [device] for name in tables},
                    services={"query": {"devices": "all", "options": {"models_dir": DEFAULT_MODELS_DIR + "-runtime"}}})
     c = colony_pkg.connect(cfg, temp_dir="/tmp/ray-colony-query")
     host = next(d.name for d in c.devices() if d.role == "host")
-    t = uniform(rows, seed=seed)
-    k = 4
-    for i in range(k):
-        c.put("particles", f"part-{i:05d}", t.slice(i * rows // k, (i + 1) * rows // k - i * rows // k))
+    for name, t in tables.items():
+        for i, part in enumerate(_pieces(t)):
+            c.put(name, f"part-{i:05d}", part)
     return c, host, c.shutdown   # the runtime paces every call on the devices' links
 
 
-def _local(rows: int, device: str, seed: int):
-    from colony.drivers.emulated import DEFAULT_MODELS_DIR, emulated_colony, load_particles
+def _local(tables: dict, device: str):
+    from colony.drivers.emulated import DEFAULT_MODELS_DIR, emulated_colony
     colony = emulated_colony(query_options={"models_dir": DEFAULT_MODELS_DIR})
-    load_particles(colony, device, rows, objects=4, seed=seed)
+    store = colony.store(device)
+    for name, t in tables.items():
+        store.create_pool(name)
+        for i, part in enumerate(_pieces(t)):
+            store.put(name, f"part-{i:05d}", part)
     return colony, "host", lambda: None
 
 
-def _open(rows: int, device: str, seed: int, calib_runs: int, local: bool, recalibrate: bool = False):
-    """A colony with `particles` on ``device`` and calibrated query models (cached per device)."""
+def _open(rows: int, device: str, seed: int, calib_runs: int, local: bool, recalibrate: bool = False,
+          data: str | None = None, calib_rows: int = 1_000_000):
+    """A colony with the tables on ``device`` and calibrated query models (cached per device)."""
     from rich.console import Console
 
     from colony.drivers.query import QueryClient, ensure_calibrated
     from colony.query.plan import TableSpec
-    colony, host, close = (_local if local else _runtime)(rows, device, seed)
-    ensure_calibrated(colony, host, calib_runs, 1_000_000, recalibrate, on_calibrate=lambda: Console(stderr=True).print(
+    tables = _tables(rows, seed, data)
+    colony, host, close = (_local if local else _runtime)(tables, device)
+    ensure_calibrated(colony, host, calib_runs, calib_rows, recalibrate, on_calibrate=lambda: Console(stderr=True).print(
         "[dim]calibrating cost models on every device (cached afterwards)...[/]"))
-    client = QueryClient(colony, host, {"particles": TableSpec("particles", "particles", "*")})
+    client = QueryClient(colony, host, {n: TableSpec(n, n, "*") for n in tables})
     return colony, client, close
 
 
@@ -78,13 +111,15 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                   limit: int = typer.Option(10, help="result rows to print"),
                   local: bool = typer.Option(False, "--local", help="in-process emulated colony instead of Ray"),
                   recalibrate: bool = typer.Option(False, "--recalibrate", help="re-run calibration"),
+                  data: Optional[str] = typer.Option(None, "--data", help="directory: one Parquet file or folder "
+                                                     "per table, table name = file name"),
                   address: Optional[str] = typer.Option(None, help="query the tables of the colony running at this "
                                                                    "Ray address (`colony up`, `colony load`)"),
                   up: bool = typer.Option(False, "--up", help="query the colony `colony up` started"),
                   config: Optional[str] = typer.Option(None, help="its TOML config (with --address/--up)")):
         """Run SQL in transit: pushed down to the SmartNIC, back to the host, or split.
 
-        Without --address/--up: a fresh colony over `--rows` synthetic particles."""
+        Without --address/--up: a fresh colony over `--rows` synthetic particles (or `--data`)."""
         from rich.console import Console
         if placement not in ("auto", "down", "back", "split"):
             raise typer.BadParameter("placement must be auto, down, back or split")
@@ -94,7 +129,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
             r = Catalog(ready(attach(config, address))).query(sql, placement, explain=explain)
         else:
             check_sql(sql)
-            _, client, close = _open(rows, device, seed, 100, local, recalibrate)
+            _, client, close = _open(rows, device, seed, 100, local, recalibrate, data)
             try:
                 r = client.query(sql, placement, explain=explain)
             finally:
@@ -123,30 +158,59 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                              [[v for v in row.values()] for row in head.to_pylist()]))
 
     @bench_app.command("query")
-    def bench_query(queries: str = typer.Option(..., "--queries", help="file: one SQL statement per line"),
-                    rows: int = typer.Option(1_000_000, "--rows"), json_out: Optional[str] = typer.Option(None, "--json"),
+    def bench_query(queries: str = typer.Option(..., "--queries", help="file: one SQL statement per line "
+                                                "(optional '-- family: NAME [held-out]' headers)"),
+                    rows: int = typer.Option(1_000_000, "--rows", help="uniform particles (without --data)"),
+                    json_out: Optional[str] = typer.Option(None, "--json"),
+                    data: Optional[str] = typer.Option(None, "--data", help="directory: one Parquet file or folder "
+                                                       "per table, table name = file name"),
                     device: str = typer.Option("nic0"), seed: int = typer.Option(0),
-                    repeats: int = typer.Option(1, help="runs per placement (min is kept)"),
+                    repeats: int = typer.Option(3, help="runs per placement (the median is kept; >= 3 gives the "
+                                                        "noise floor)"),
                     local: bool = typer.Option(False, "--local", help="in-process emulated colony instead of Ray"),
-                    recalibrate: bool = typer.Option(False, "--recalibrate", help="re-run calibration")):
-        """Every query of FILE under every placement: estimated/actual rows, predicted/actual time,
-        decision, oracle and regret."""
+                    recalibrate: bool = typer.Option(False, "--recalibrate", help="re-run calibration"),
+                    calib_runs: int = typer.Option(100, help="calibration runs per device"),
+                    calib_rows: int = typer.Option(1_000_000, help="largest calibration table")):
+        """Every query of FILE under every placement and auto: estimated/actual rows, predicted/actual
+        time per placement and term, decision, oracle, regret, repeat noise; summary per policy."""
         from rich.console import Console
         from rich.progress import Progress
 
-        from colony.drivers.workload import read_queries, run_file, summarize
+        from colony.bench.query_families import read_families
+        from colony.drivers.workload import run_file, summarize
         try:
-            qs = read_queries(queries)
+            qs = read_families(queries)
         except OSError as e:
             raise typer.BadParameter(f"cannot read --queries {queries!r}: {e.strerror}") from None
         if not qs:
             raise typer.BadParameter(f"{queries} holds no SQL statements")
-        colony, client, close = _open(rows, device, seed, 100, local, recalibrate)
+        colony, client, close = _open(rows, device, seed, calib_runs, local, recalibrate, data, calib_rows)
         t0 = time.time()
+        recs: list = []
+
+        def dump(summ: dict | None = None) -> None:
+            if not json_out:
+                return
+            from colony.machine import describe as machine
+            with open(json_out, "w") as f:
+                json.dump({"summary": summ if summ is not None else summarize(recs), "partial": summ is None,
+                           "machine": machine(), "rows": rows, "data": data, "queries_file": queries,
+                           "repeats": repeats, "wall_s": time.time() - t0,
+                           "learner_kept": {d: (m or {}).get("report", {}).get("kept") for d, m in models.items()},
+                           "calibration_report": {d: (m or {}).get("report") for d, m in models.items()},
+                           "colony": "emulated in-process (LocalColony, paced links)" if local else
+                           "colony.connect embedded default (Ray), SmartNIC links paced",
+                           "records": recs}, f, indent=1, default=str)
+
+        def step(i: int, n: int, prog, task) -> None:
+            prog.update(task, completed=i)
+            if i % 10 == 0:             # a run cut short still leaves its records
+                dump()
         try:
+            models = {d: colony.call(d, "query", "models_json") for d in (client.host, device)}
             with Progress(transient=True) as prog:
                 task = prog.add_task("queries", total=len(qs))
-                recs = run_file(client, qs, repeats, lambda i, n: prog.update(task, completed=i))
+                recs.extend(run_file(client, qs, repeats, lambda i, n: step(i, n, prog, task), into=recs))
         finally:
             close()
         summ = summarize(recs)
@@ -154,19 +218,15 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         tab = []
         for i, r in enumerate(recs):
             if "error" in r:
-                tab.append([i, r["sql"][:48], "-", "-", "error", "", "", r["error"][:60]])
+                tab.append([i, r.get("family") or "", r["sql"][:44], "-", "-", "error", "", "", r["error"][:60]])
                 continue
             pa_ = " ".join(f"{k[0]}:{v * 1e3:.0f}/{r['actual'].get(k, float('nan')) * 1e3:.0f}"
                            for k, v in r["predicted"].items())
-            tab.append([i, r["sql"][:48], f"{r['est_rows']:,.0f}", f"{r['rows']:,}", r["decision"], r["oracle"],
+            est = "n/a" if r["est_rows"] is None else f"{r['est_rows']:,.0f}"
+            tab.append([i, r.get("family") or "", r["sql"][:44], est, f"{r['rows']:,}", r["decision"], r["oracle"],
                         f"{r['regret'] * 100:.0f}%", pa_])
-        con.print(_table(f"{len(qs)} queries on {rows:,} rows (ms predicted/actual per placement)",
-                         ["#", "sql", "est rows", "rows", "decision", "oracle", "regret", "d/b/s ms"], tab))
+        what = f"tables from {data}" if data else f"{rows:,} rows"
+        con.print(_table(f"{len(qs)} queries on {what} (ms predicted/actual per placement, median of {repeats})",
+                         ["#", "family", "sql", "est rows", "rows", "decision", "oracle", "regret", "d/b/s ms"], tab))
         con.print(summ)
-        if json_out:
-            from colony.machine import describe as machine
-            with open(json_out, "w") as f:
-                json.dump({"summary": summ, "machine": machine(), "rows": rows, "queries_file": queries,
-                           "wall_s": time.time() - t0, "colony": "emulated in-process (LocalColony, paced links)" if local else
-                           "colony.connect embedded default (Ray), SmartNIC links paced",
-                           "records": recs}, f, indent=1, default=str)
+        dump(summ)

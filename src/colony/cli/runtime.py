@@ -87,6 +87,31 @@ def status_table(rows: list[dict], title: str):
     return t
 
 
+def query_models(colony, rows: list[dict]) -> list[dict]:
+    """Each query-serving device's cost-model state (learner, online corrections, drift)."""
+    out = []
+    for s in rows:
+        if "query" not in (s.get("services") or []):
+            continue
+        try:
+            out.append(colony.call(s["device"], "query", "health"))
+        except Exception:  # noqa: BLE001 - a device that cannot answer is shown by the main table
+            continue
+    return out
+
+
+def query_models_table(models: list[dict]):
+    from rich.table import Table
+    t = Table(title="query cost models")
+    for col in ("device", "calibrated", "learner", "online corrections (family: factor, n)", "drift", "queue"):
+        t.add_column(col)
+    for h in models:
+        corr = ", ".join(f"{f}: {v['factor']:.2f} ({v['n']})" for f, v in (h.get("corrections") or {}).items())
+        t.add_row(h["device"], "yes" if h["calibrated"] else "no", str(h.get("learner") or "-"), corr or "-",
+                  ", ".join(h.get("drift") or []) or "-", f"{h.get('queue', 0)}/{h.get('max_queue', '-')}")
+    return t
+
+
 def links_table(rows: list[dict]):
     """Every link a device has charged: bytes, transfers and busy seconds per direction."""
     from rich.table import Table
@@ -164,6 +189,9 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         lost = {s["device"]: s["store"].get("lost") for s in rows if s["store"].get("lost")}
         if lost:
             _console().print(f"[red]objects lost at a device restart (memory-only pools):[/red] {lost}")
+        models = query_models(colony, rows)
+        if models:
+            _console().print(query_models_table(models))
         if json_out:
             json_out.parent.mkdir(parents=True, exist_ok=True)
             json_out.write_text(json.dumps({"colony": colony.config.name, "devices": rows}, indent=1, default=str))

@@ -1,11 +1,13 @@
 """Calibration: timed runs of templated queries on random tables, on the device itself.
 
-Templates T1-T10 are the seeds' (thesis Table 5.5) plus T11-T16 (aggregates, group-by,
-sort/limit, wide results) so models also see the operators that make split placements differ. Each
-run draws a table size, a seed, constants and a thread count within the device's budget,
-then records the estimated operation vector with the measured execution time, the result
-serialization time and bytes. Nothing here reads emulation settings: what a device is
-worth is what these timings say.
+Templates T1-T10 are the seeds' (thesis Table 5.5) plus T11-T21 (aggregates with few to
+one-per-row groups, count distinct, sort/limit, full sort, union, join, wide results) on
+particles, and L1-L5 on a TPC-H-shaped lineitem/orders pair (dates, decimals, strings,
+LIKE, a foreign-key join), so every operator family of the op vector is seen at several
+sizes, selectivities and group counts. Each run draws a table, constants and a thread
+count within the device's budget, then records the estimated operation vector with the
+measured execution time, the result serialization time and bytes. Nothing here reads
+emulation settings: what a device is worth is what these timings say.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import pyarrow as pa
 
 from colony import codec
 from colony.cost.models import DeviceModels, LinearModel, fit_exec_both
-from colony.data import PARTICLE_SCHEMA, uniform
+from colony.data import tpch, uniform
 from colony.query import plan as qplan
 from colony.query.estimate import estimate
 from colony.query.stats import TableStats
@@ -42,22 +44,46 @@ TEMPLATES = {
     "T15": ("select *, power(vx, 2) + power(vy, 2) + power(vz, 2) as e, sqrt(abs(vx * vy)) as g "
             "from particles where x < {p}"),
     "T16": "select * from particles where y >= {p}",
+    "T17": "select particle_id, count(*), sum(vx) from particles where x < {p} group by particle_id",
+    "T18": "select count(distinct particle_id) from particles where y < {p}",
+    "T19": "select id, x from particles where z < {p} order by x",
+    "T20": "select id, x from particles where x < {p} union all select id, y from particles where y > {p}",
+    "T21": "select a.id, b.x from particles a join particles b on a.id = b.id where a.x < {p} and b.y < {p}",
+}
+# on colony.data.tpch's lineitem and orders
+LTEMPLATES = {
+    "L1": "select * from lineitem where l_shipdate < date '{date}'",
+    "L2": ("select l_returnflag, l_linestatus, sum(l_quantity), avg(l_extendedprice * (1 - l_discount)) "
+           "from lineitem where l_discount between 0.0{d} and 0.08 group by l_returnflag, l_linestatus"),
+    "L3": "select l_orderkey, l_comment from lineitem where l_comment like '%{w}%'",
+    "L4": ("select o_orderpriority, count(*) from orders join lineitem on o_orderkey = l_orderkey "
+           "where o_orderdate < date '{date}' and l_quantity < {q} group by o_orderpriority"),
+    "L5": ("select l_suppkey, sum(l_extendedprice) as s from lineitem where l_shipmode in ('MAIL', 'SHIP') "
+           "group by l_suppkey order by s desc limit {n}"),
 }
 
 
-def instantiate(tid: str, rng: np.random.Generator) -> str:
+def fill(tpl: str, rng: np.random.Generator) -> str:
     """A template with random constants (each placeholder drawn independently)."""
-    tpl = TEMPLATES[tid]
     out = tpl
     gens = {"p": lambda: f"{rng.uniform(0.02, 0.98):.3f}", "v": lambda: f"{rng.uniform(-95, 95):.2f}",
             "k": lambda: f"{rng.choice([-1, 1]) * rng.uniform(0.5, 4):.2f}",
             "v2": lambda: f"{rng.uniform(0, 10000):.1f}", "m": lambda: str(int(rng.choice([3, 7, 15, 255, 4095]))),
-            "n": lambda: str(int(rng.integers(1, 1000))), "va": lambda: f"{rng.uniform(1, 99):.1f}"}
+            "n": lambda: str(int(rng.integers(1, 1000))), "va": lambda: f"{rng.uniform(1, 99):.1f}",
+            "date": lambda: str(np.datetime64("1992-03-01") + int(rng.integers(0, 2300))),
+            "d": lambda: str(int(rng.integers(0, 8))), "q": lambda: str(int(rng.integers(2, 50))),
+            "w": lambda: str(rng.choice(["final", "express", "pinto", "bold", "ironic", "even"])),
+            "c": lambda: str(int(rng.integers(1, 20))), "p2": lambda: f"{rng.uniform(0.5, 1.0):.3f}",
+            "e": lambda: f"{rng.uniform(1.0, 2.7):.3f}", "o": lambda: str(int(rng.integers(0, 100)))}
     while "{" in out:
         i = out.index("{")
         j = out.index("}", i)
         out = out[:i] + gens[out[i + 1:j]]() + out[j + 1:]
     return out
+
+
+def instantiate(tid: str, rng: np.random.Generator) -> str:
+    return fill({**TEMPLATES, **LTEMPLATES}[tid], rng)
 
 
 def random_query(rng: np.random.Generator, templates=None) -> tuple[str, str]:
@@ -66,18 +92,23 @@ def random_query(rng: np.random.Generator, templates=None) -> tuple[str, str]:
     return tid, instantiate(tid, rng)
 
 
-def measure_run(sql: str, partitions: list[pa.Table], stats: TableStats, threads: int, repeats: int = 2) -> dict:
+def measure_run(sql: str, partitions, stats, threads: int, repeats: int = 2) -> dict:
     """One timed run: estimate, execute with ``threads`` (best of ``repeats``: the machine is
-    shared, the minimum is the least disturbed), serialize the result."""
-    pb = qplan.to_substrait(sql, {"particles": PARTICLE_SCHEMA})
-    est = estimate(pb, {"particles": stats})
-    t0 = time.perf_counter()
-    objs = [codec.unpack(codec.pack([p]), verify=False) for p in partitions]   # as stored on a device
-    t1 = time.perf_counter()
+    shared, the minimum is the least disturbed), serialize the result.
+
+    ``partitions``/``stats``: per table name (a bare list / TableStats means ``particles``)."""
+    if not isinstance(partitions, dict):
+        partitions, stats = {"particles": partitions}, {"particles": stats}
+    schemas = {n: parts[0].schema for n, parts in partitions.items()}
+    pb = qplan.to_substrait(sql, schemas)
+    est = estimate(pb, stats)
     ctx = qplan.execution_context(threads)
-    qplan.register(ctx, "particles", objs, max_partitions=threads)
-    setup_s = time.perf_counter() - t1
-    del t0
+    setup_s = 0.0
+    for name, parts in partitions.items():
+        objs = [codec.unpack(codec.pack([p]), verify=False) for p in parts]   # as stored on a device
+        t1 = time.perf_counter()
+        qplan.register(ctx, name, objs, max_partitions=threads)
+        setup_s += time.perf_counter() - t1
     exec_s = ser_s = float("inf")
     for _ in range(max(1, repeats)):
         t0 = time.perf_counter()
@@ -86,7 +117,7 @@ def measure_run(sql: str, partitions: list[pa.Table], stats: TableStats, threads
         t0 = time.perf_counter()
         buf = codec.pack([res])
         ser_s = min(ser_s, time.perf_counter() - t0)
-    batches = sum(-(-p.num_rows // 65_536) for p in partitions)
+    batches = sum(-(-p.num_rows // 65_536) for parts in partitions.values() for p in parts)
     return {"sql": sql, "threads": threads, "ops": est.ops, "est_rows": est.rows, "rows": res.num_rows,
             "setup_s": setup_s, "batches": batches,
             "width": est.out_width, "cols": res.num_columns, "exec_s": exec_s, "ser_s": ser_s,
@@ -99,22 +130,20 @@ def calibrate(device: str, threads: int, n_runs: int = 120, min_rows: int = 20_0
     """Run ``n_runs`` templated queries on random tables with this device's thread budget; fit models."""
     rng = np.random.Generator(np.random.SFC64(seed))
     runs: list[dict] = []
-    n_tables = max(4, n_runs // 10)
-    tables = []
-    for i in range(n_tables):
-        n = int(np.exp(rng.uniform(np.log(min_rows), np.log(max_rows))))
-        t = uniform(n, seed=seed * 1000 + i, n_particles=max(1, int(n * rng.uniform(0.05, 1.0))))
-        k = int(rng.integers(1, 4))                      # 1-3 objects per table
-        parts = [t.slice(j * n // k, (j + 1) * n // k - j * n // k) for j in range(k)]
-        st = TableStats.merge([TableStats.build([p]) for p in parts])
-        tables.append((parts, st))
+    min_rows = max(1_000, min(min_rows, max_rows // 2))     # a small max_rows narrows the range
+    pools = calibration_tables(n_runs, min_rows, max_rows, seed, rng)
     # warm up DataFusion once so the first run's start-up is not learnt as query cost
-    measure_run("select count(*) from particles", tables[0][0], tables[0][1], threads)
-    for r in range(n_runs):
-        parts, st = tables[int(rng.integers(len(tables)))]
-        _, sql = random_query(rng)
+    measure_run("select count(*) from particles", pools["particles"][0][0], pools["particles"][0][1], threads)
+    order: list = []
+    for r in range(n_runs):      # every template in turn (reshuffled each round), constants at random
+        if not order:
+            order = [str(t) for t in rng.permutation(list(TEMPLATES) + list(LTEMPLATES))]
+        tid = order.pop()
+        sql = instantiate(tid, rng)
+        kind = "tpch" if tid.startswith("L") else "particles"
+        parts, st = pools[kind][int(rng.integers(len(pools[kind])))]
         th = int(rng.integers(1, threads + 1))
-        runs.append(measure_run(sql, parts, st, th))
+        runs.append(dict(measure_run(sql, parts, st, th), template=tid))
         if progress:
             progress(r + 1, n_runs)
     models = fit(device, threads, runs, seed=seed)
@@ -122,6 +151,24 @@ def calibrate(device: str, threads: int, n_runs: int = 120, min_rows: int = 20_0
         models.link, lrep = calibrate_link(fetch, link_sizes)
         models.report["link"] = lrep
     return models, runs
+
+
+def calibration_tables(n_runs: int, min_rows: int, max_rows: int, seed: int, rng) -> dict:
+    """Random particle tables (log-uniform sizes, 1-3 objects, 5-100 % distinct particle ids,
+    so group counts span 1 to one per row) and TPC-H-shaped lineitem/orders at a few scales."""
+    out: dict = {"particles": [], "tpch": []}
+    for i in range(max(4, n_runs // 10)):
+        n = int(np.exp(rng.uniform(np.log(min_rows), np.log(max_rows))))
+        t = uniform(n, seed=seed * 1000 + i, n_particles=max(1, int(n * rng.uniform(0.05, 1.0))))
+        k = int(rng.integers(1, 4))                      # 1-3 objects per table
+        parts = [t.slice(j * n // k, (j + 1) * n // k - j * n // k) for j in range(k)]
+        out["particles"].append((parts, TableStats.merge([TableStats.build([p]) for p in parts])))
+    for i, frac in enumerate((0.1, 0.4, 1.0)):
+        rows = min_rows + frac * (min(max_rows, 400_000) - min_rows) / 2
+        tt = tpch.tables(max(rows / 6e6, 0.001), seed=seed * 1000 + 500 + i)
+        sel = {n: tt[n] for n in ("lineitem", "orders")}
+        out["tpch"].append(({n: [v] for n, v in sel.items()}, {n: TableStats.build([v]) for n, v in sel.items()}))
+    return out
 
 
 def fit(device: str, threads: int, runs: list[dict], seed: int = 0) -> DeviceModels:

@@ -45,6 +45,20 @@ class HostLoad:
 
 
 @dataclass
+class DeviceLoad:
+    """What the device knows about itself: queries queued or running here, its recent mean
+    time per query, and how many it admits at once (bounded queue)."""
+
+    queue_depth: int = 0
+    service_s: float = 0.0
+    threads: int = 1
+    limit: int = 64
+
+
+POLICIES = ("latency", "utilization")
+
+
+@dataclass
 class StormPolicy:
     mode: str = "none"            # none | admission | probabilistic
     limit: int = 4                # admission: concurrent push-backs the host accepts
@@ -63,7 +77,8 @@ class Decision:
         return asdict(self)
 
 
-def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad) -> dict:
+def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad,
+            dev_load: DeviceLoad | None = None) -> dict:
     """Predicted seconds of every term of every placement."""
     objs = max(est.objects, 1)
     threads = max(1, min(load.free_threads, host.threads)) if load.free_threads else 1
@@ -84,24 +99,40 @@ def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad
                         "ser": dev.predict_ser(sb), "transfer": dev.predict_transfer(sb),
                         "deser_host": host.deser_s, "wait": wait,
                         "exec_host": host.predict_exec(est.upper_ops, threads), "bytes": sb}
-    for v in out.values():
-        v["total"] = float(sum(x for k, x in v.items() if k != "bytes"))
+    if dev_load is not None and dev_load.queue_depth:
+        # work already queued on the device delays what runs there (down, split's lower part)
+        q = dev_load.queue_depth * dev_load.service_s / max(dev_load.threads, 1)
+        for pl in ("down", "split"):
+            if pl in out:
+                out[pl]["queue"] = q
+    for pl, v in out.items():
+        raw = float(sum(x for k, x in v.items() if k != "bytes"))
+        v["call"] = dev.predict_total(pl, raw) - raw       # calibrated call-path overhead (may be < 0)
+        v["total"] = raw + v["call"]
     return out
 
 
 def decide(est: Estimate, dev: DeviceModels | None, host: DeviceModels | None, load: HostLoad | None = None,
            placement: str = "auto", storm: StormPolicy | None = None,
-           rng: np.random.Generator | None = None) -> Decision:
-    """Choose the lowest predicted latency (or honour a forced placement); never raises on odd plans."""
+           rng: np.random.Generator | None = None, dev_load: DeviceLoad | None = None,
+           policy: str = "latency") -> Decision:
+    """Choose the lowest predicted latency (or honour a forced placement); never raises on odd plans.
+
+    Policies (thesis §5.4.1): ``latency`` (default) takes the lowest predicted total;
+    ``utilization`` keeps work on the device while its queue has room and pushes back
+    (lowest latency of the rest) only when it is full."""
     load = load or HostLoad()
     storm = storm or StormPolicy()
     summary = {"rows": est.rows, "input_rows": est.input_rows, "input_bytes": est.input_bytes,
                "supported": est.supported, "reason": est.reason, "ops": est.ops,
                "split_rows": est.split_rows}
-    if dev is None or host is None:
+    if policy not in POLICIES:
+        from colony.errors import QueryError
+        raise QueryError(f"unknown policy {policy!r}; use {' or '.join(POLICIES)}")
+    if dev is None or host is None or est.rows is None:     # unmodelled plan: nothing to price
         pred = {}
     else:
-        pred = predict(est, dev, host, load)
+        pred = predict(est, dev, host, load, dev_load)
     if placement != "auto":
         if placement not in PLACEMENTS:
             from colony.errors import QueryError
@@ -116,6 +147,14 @@ def decide(est: Estimate, dev: DeviceModels | None, host: DeviceModels | None, l
         return Decision("down", "no calibrated models on this device yet: keep the work here", pred, summary)
     best = min(pred, key=lambda k: pred[k]["total"])
     reason = "lowest predicted latency"
+    if policy == "utilization":
+        full = dev_load is not None and dev_load.queue_depth >= dev_load.limit
+        if not full:
+            best, reason = "down", "utilization policy: the device has room"
+        else:
+            rest = {k: v for k, v in pred.items() if k != "down"}
+            best = min(rest, key=lambda k: rest[k]["total"])
+            reason = "utilization policy: device queue full, lowest predicted latency elsewhere"
     prob = None
     if best in ("back", "split") and storm.mode == "probabilistic":
         t_down = pred["down"]["total"]

@@ -9,8 +9,7 @@ DEMO_QUERIES = [
     ("wide filter", "select * from particles where x < 0.95"),
     ("group-by aggregate", "select particle_id & 15 as g, count(*) as n, avg(vx) as v from particles "
                            "where y < 0.5 group by g"),
-    ("join (unsupported by estimator)", "select a.x from particles a join particles b on a.id = b.id "
-                                         "where a.x < 0.001"),
+    ("self-join", "select a.x from particles a join particles b on a.id = b.id where a.x < 0.001"),
 ]
 
 

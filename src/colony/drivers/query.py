@@ -36,12 +36,21 @@ class QueryResult:
         p = self.decision.get("predicted", {}).get(self.placement)
         return p["total"] if p else None
 
+    @property
+    def job(self) -> dict:
+        """The job's size for schedulers: op vector, predicted device-seconds, bytes read."""
+        est = self.decision.get("estimate", {})
+        down = self.decision.get("predicted", {}).get("down") or {}
+        return {"ops": est.get("ops"), "device_s": down.get("exec"), "input_bytes": est.get("input_bytes"),
+                "result_bytes": down.get("bytes"), "input_rows": est.get("input_rows")}
+
     def to_dict(self) -> dict:
         return {"sql": self.sql, "device": self.device, "placement": self.placement,
                 "reason": self.decision.get("reason"), "est_rows": self.est_rows,
                 "rows": None if self.table is None else self.table.num_rows,
                 "predicted": self.decision.get("predicted"), "actual": self.actual,
                 "supported": self.decision.get("estimate", {}).get("supported", True),
+                "job": self.job,
                 "estimate_reason": self.decision.get("estimate", {}).get("reason", ""),
                 "ops": self.decision.get("estimate", {}).get("ops")}
 
@@ -60,6 +69,7 @@ class QueryClient:
         self.tables = tables or {"particles": TableSpec("particles", "particles", "*")}
         self.storm = storm
         self._where: dict | None = None
+        self._feedback: dict = {}          # device -> the last query's predicted and measured total
         self._devices = devices
 
     def _specs(self) -> dict:
@@ -130,7 +140,8 @@ class QueryClient:
             return QueryResult(None, r["decision"]["placement"], r["decision"], {}, dev, sql,
                                r["decision"]["estimate"]["rows"], True, {"estimate_cpu_s": r["estimate_cpu_s"]})
         t0 = time.perf_counter()
-        r = self.colony.call(dev, "query", "execute", plan_bytes, tables, placement, load, storm, self.host)
+        r = self.colony.call(dev, "query", "execute", plan_bytes, tables, placement, load, storm, self.host,
+                             feedback=self._feedback.pop(dev, None))
         call_s = time.perf_counter() - t0
         act = dict(r["actual"])
         act["transfer"] = max(0.0, call_s - act.get("device_total", 0.0))
@@ -145,12 +156,15 @@ class QueryClient:
             table = codec.unpack(r["result"], verify=False)[0]
             act["deser_host"] = time.perf_counter() - t0
         else:
-            inputs = r["objects"] if pl == "back" else {qplan.SPLIT_TABLE: [r["result"]]}
+            inputs = r["objects"] if pl == "back" else qplan.split_inputs(r["result"])
             h = self.colony.call(self.host, "query", "run_pushed", r["plan"], inputs, r.get("reserved", False))
             table = h["result"]
             act.update(deser_host=h["deser_host"], exec_host=h["exec_host"], host_threads=h["threads"],
                        wait=max(0.0, h.get("queued_s", 0.0)))
         act["total"] = time.perf_counter() - t_start
+        pred = (r["decision"].get("predicted") or {}).get(pl)
+        if pred:       # travels with the next request: the device corrects its end-to-end prediction
+            self._feedback[dev] = {"placement": pl, "predicted": pred["total"], "actual": act["total"]}
         return QueryResult(table, pl, r["decision"], act, dev, sql, r["est_rows"],
                            extra={"estimate_cpu_s": r["estimate_cpu_s"]})
 
@@ -175,8 +189,8 @@ class QueryClient:
         if is_pure(root):
             lower, template = plan_bytes, None
         else:
-            cut = qplan.split_plans(plan_bytes)
-            lower, template = cut if cut else (None, None)
+            cut = qplan.split_plans(plan_bytes)      # one cut per device is combined here
+            lower, template = (cut[0][0], cut[1]) if cut and len(cut[0]) == 1 else (None, None)
         per_dev = "back" if lower is None else ("down" if placement in ("down", "split") else placement)
         if explain:
             decs = {d: self.colony.call(d, "query", "explain", lower or plan_bytes, tables, per_dev, load, storm)
@@ -219,8 +233,8 @@ class QueryClient:
             if template is None:
                 table = pa.concat_tables(tabs) if tabs else None
             else:
-                up = qplan.upper_plan(template, tabs[0].schema)
-                h = self.colony.call(self.host, "query", "run_pushed", up, {qplan.SPLIT_TABLE: pieces})
+                up = qplan.upper_plan(template, [tabs[0].schema])
+                h = self.colony.call(self.host, "query", "run_pushed", up, {qplan.split_table(0): pieces})
                 table = h["result"]
                 act["exec_host"] = h["exec_host"]
         act["total"] = time.perf_counter() - t_start
@@ -252,7 +266,9 @@ def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate
                       on_calibrate=None) -> bool:
     """Calibrate every device unless all have models (cached per device); otherwise just hand
     the host's models to the devices. Returns whether it calibrated."""
-    have = all(colony.call(d.name, "query", "health")["calibrated"] for d in colony.devices())
+    health = [colony.call(d.name, "query", "health") for d in colony.devices()]
+    # a device whose online correction drifted past its bound is recalibrated too
+    have = all(h["calibrated"] and not h.get("drift") for h in health)
     if recalibrate or not have:
         if on_calibrate:
             on_calibrate()
@@ -286,7 +302,64 @@ def calibrate_colony(colony, host: str, n_runs: int = 120, max_rows: int = 400_0
         link, rep = calibrate_link(fetch, seed=seed)
         colony.call(d, "query", "set_link", link.to_json(), rep)
         colony.call(d, "query", "set_host_models", out[host])
-        out[d] = colony.call(d, "query", "models_json")
+    calibrate_call_path(colony, host, [d for d in devices if d != host],
+                        sizes=(max(5_000, max_rows // 20), max(10_000, max_rows // 4)), seed=seed)
+    for d in devices:
+        if d != host:
+            out[d] = colony.call(d, "query", "models_json")
+    return out
+
+
+PROBES = ("select * from particles where x < {p}",
+          "select particle_id & 15 as g, count(*), avg(vx) from particles where y < {p} group by g",
+          "select id, x * 2, vy from particles where z < {p}",
+          "select id, x from particles where y < {p} order by x limit 100",
+          "select particle_id & 4095 as g, max(x) from particles where z < {p} group by g",
+          "select count(*) from particles where abs(vx) < {va}")
+PROBE_POOL = "__colony_probe__"
+
+
+def calibrate_call_path(colony, host: str, devices: list[str], sizes=(40_000, 300_000), seed: int = 0) -> dict:
+    """Send probe queries through the path real queries take (this client, the runtime's
+    calls and links, the device's queue, the host's engine) under every placement, and fit
+    measured = a + b * predicted per placement; the device adds it to its predictions."""
+    from colony.cost.calibrate import fill
+    from colony.cost.models import LinearModel, ape
+    from colony.data import uniform
+    rng = np.random.Generator(np.random.SFC64(seed + 17))
+    out = {}
+    for d in devices:
+        pts: dict = {pl: ([], []) for pl in ("down", "back", "split")}
+        for i, n in enumerate(sizes):
+            t = uniform(n, seed=seed + i, n_particles=max(1, n // 4))
+            keys = [f"probe-{i}-{j}" for j in range(2)]
+            for j, k in enumerate(keys):
+                colony.call(d, "query", "probe_table", PROBE_POOL, k, t.slice(j * n // 2, n // 2))
+            client = QueryClient(colony, host, {"particles": TableSpec("particles", PROBE_POOL, "*")})
+            try:
+                for tpl in PROBES:
+                    sql = fill(tpl, rng)
+                    client.query(sql, "down")                      # warm the engine and caches
+                    for pl in pts:
+                        r = client.query(sql, pl)
+                        if r.placement != pl:
+                            continue
+                        p = r.decision["predicted"][pl]
+                        pts[pl][0].append(p["total"] - p.get("call", 0.0))
+                        pts[pl][1].append(r.actual["total"])
+            finally:
+                for k in keys:
+                    colony.call(d, "query", "probe_table", PROBE_POOL, k, None)
+        fits, report = {}, {}
+        for pl, (raw, act) in pts.items():
+            if len(raw) < 3:
+                continue
+            m = LinearModel.fit(raw, act)
+            fits[pl] = m.to_json()
+            report[pl] = {"n": len(raw), "ape_before_median": float(np.median(ape(raw, act))),
+                          "ape_after_median": float(np.median(ape(m.predict(raw), act)))}
+        colony.call(d, "query", "set_call_path", fits, report)
+        out[d] = report
     return out
 
 

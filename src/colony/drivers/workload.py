@@ -27,60 +27,102 @@ def read_queries(path: str) -> list[str]:
     return [q for q in out if q]
 
 
-def run_one(client: QueryClient, sql: str, repeats: int = 1) -> dict:
-    """Every placement and auto for one query; never raises."""
+def _ape(p, a) -> float:
+    return abs(p - a) / max(a, 1e-9) * 100.0
+
+
+def run_one(client: QueryClient, sql: str, repeats: int = 3) -> dict:
+    """Every placement and auto for one query, each the median of ``repeats`` runs (rounds
+    interleave the placements, so drift hits all alike); never raises.
+
+    Records predicted and actual seconds per placement and per term, the repeat error
+    (first run against the median of the others: the measured-vs-measured noise floor),
+    execution-time and total-latency prediction errors, and the cardinality error."""
     rec: dict = {"sql": sql}
     try:
         ex = client.query(sql, "auto", explain=True)
+        est = ex.decision.get("estimate", {})
         rec.update(decision=ex.placement, reason=ex.decision["reason"], est_rows=ex.est_rows,
-                   supported=ex.decision["estimate"]["supported"], estimate_cpu_s=ex.extra.get("estimate_cpu_s"),
+                   supported=est.get("supported", True), estimate_cpu_s=ex.extra.get("estimate_cpu_s"),
                    predicted={k: v["total"] for k, v in ex.decision["predicted"].items()},
-                   predicted_terms=ex.decision["predicted"])
-        if not rec["predicted"]:               # nothing to place (reads no table)
+                   predicted_terms=ex.decision["predicted"],
+                   job={"ops": est.get("ops"), "input_bytes": est.get("input_bytes"),
+                        "device_s": (ex.decision["predicted"].get("down") or {}).get("exec")})
+        if not rec["predicted"] and rec["supported"]:        # nothing to place (reads no table)
             r = client.query(sql, "auto")
             rec.update(actual={"down": r.actual["total"]}, rows=r.table.num_rows, auto_placement=r.placement,
                        auto_actual=r.actual["total"], oracle="down", oracle_s=r.actual["total"], regret=0.0,
-                       card_err=abs(rec["est_rows"] - r.table.num_rows) / max(r.table.num_rows, 1))
+                       card_err=abs((rec["est_rows"] or 0) - r.table.num_rows) / max(r.table.num_rows, 1))
             return rec
-        actual, terms, rows = {}, {}, None
-        for pl in PLACEMENTS:
-            if pl == "split" and "split" not in rec["predicted"]:
-                continue
-            best = None
-            for _ in range(repeats):
+        pls = [pl for pl in PLACEMENTS if pl != "split" or "split" in rec["predicted"]]
+        runs: dict = {pl: [] for pl in pls + ["auto"]}
+        rows = None
+        for _ in range(max(1, repeats)):
+            for pl in pls + ["auto"]:
                 r = client.query(sql, pl)
-                if best is None or r.actual["total"] < best.actual["total"]:
-                    best = r
-            actual[pl] = best.actual["total"]
-            terms[pl] = best.actual
-            rows = best.table.num_rows
-        rec.update(actual=actual, actual_terms=terms, rows=rows)
-        autos = [client.query(sql, "auto") for _ in range(repeats)]
-        a = min(autos, key=lambda r: r.actual["total"])
-        rec.update(auto_placement=a.placement, auto_actual=a.actual["total"])
+                runs[pl].append(r)
+                rows = r.table.num_rows
+        actual, terms, noise = {}, {}, {}
+        for pl, rs in runs.items():
+            tot = [r.actual["total"] for r in rs]
+            med = float(np.median(tot))
+            mid = min(rs, key=lambda r: abs(r.actual["total"] - med))
+            if pl == "auto":
+                rec.update(auto_actual=med, auto_placement=max({r.placement for r in rs},
+                                                               key=[r.placement for r in rs].count))
+            else:
+                actual[pl], terms[pl] = med, mid.actual
+            if len(tot) >= 3:
+                noise[pl] = _ape(tot[0], float(np.median(tot[1:])))
+        rec.update(actual=actual, actual_terms=terms, rows=rows, repeat_err=noise,
+                   runs_s={pl: [r.actual["total"] for r in rs] for pl, rs in runs.items()})
         oracle = min(actual, key=actual.get)
         rec.update(oracle=oracle, oracle_s=actual[oracle],
                    regret=actual.get(rec["decision"], actual[oracle]) / actual[oracle] - 1.0,
-                   card_err=abs(rec["est_rows"] - rows) / max(rows, 1))
+                   card_err=(abs(rec["est_rows"] - rows) / max(rows, 1)) if rec["est_rows"] is not None else None)
+        pt = rec["predicted_terms"]
+        rec["total_err"] = {pl: _ape(rec["predicted"][pl], actual[pl]) for pl in actual if pl in rec["predicted"]}
+        rec["exec_err"] = {}
+        if "down" in pt and terms.get("down", {}).get("exec"):
+            rec["exec_err"]["down"] = _ape(pt["down"]["exec"], terms["down"]["exec"])
+        if "back" in pt and terms.get("back", {}).get("exec_host"):
+            rec["exec_err"]["back"] = _ape(pt["back"]["exec_host"], terms["back"]["exec_host"])
     except Exception as e:  # noqa: BLE001 - report per query, keep going
         rec["error"] = f"{type(e).__name__}: {str(e)[:300]}"
     return rec
 
 
-def run_file(client: QueryClient, queries: list[str], repeats: int = 1,
-             progress: Callable[[int, int], None] | None = None) -> list[dict]:
-    out = []
+def run_file(client: QueryClient, queries: list, repeats: int = 3,
+             progress: Callable[[int, int], None] | None = None, into: list | None = None) -> list[dict]:
+    """``queries``: SQL strings, or dicts with ``sql`` (and ``family``, ``held_out``). With
+    ``into``, records are appended there as they finish (and the new ones returned empty)."""
+    out = into if into is not None else []
     for i, q in enumerate(queries):
-        out.append(run_one(client, q, repeats))
+        meta = q if isinstance(q, dict) else {"sql": q}
+        rec = run_one(client, meta["sql"], repeats)
+        rec.update({k: v for k, v in meta.items() if k != "sql"})
+        out.append(rec)
         if progress:
             progress(i + 1, len(queries))
-    return out
+    return [] if into is not None else out
+
+
+def _dist(v: list) -> dict:
+    v = [x for x in v if x is not None and np.isfinite(x)]
+    if not v:
+        return {"n": 0}
+    return {"n": len(v), "median": float(np.median(v)), "p90": float(np.percentile(v, 90)),
+            "mean": float(np.mean(v))}
 
 
 def summarize(records: list[dict], margin: float = 0.10) -> dict:
-    ok = [r for r in records if "error" not in r]
+    """Totals per policy, decision accuracy (at ``margin`` and with none), prediction errors
+    (execution and total latency, per placement, seen vs held-out families), noise floor.
+    Failed queries count as failures, never dropped."""
+    ok = [r for r in records if "error" not in r and "oracle" in r]
+    out: dict = {"queries": len(records), "errors": len(records) - len(ok), "failures": len(records) - len(ok)}
     if not ok:
-        return {"queries": len(records), "errors": len(records)}
+        return out
     tot = {pl: 0.0 for pl in PLACEMENTS}
     for r in ok:
         for pl in PLACEMENTS:
@@ -90,17 +132,55 @@ def summarize(records: list[dict], margin: float = 0.10) -> dict:
     chosen = sum(r["actual"].get(r["decision"], r["oracle_s"]) for r in ok)
     oracle = sum(r["oracle_s"] for r in ok)
     best_static = min(tot.values())
-    differ = [r for r in ok if len(r["actual"]) > 1 and
-              sorted(r["actual"].values())[1] > (1 + margin) * min(r["actual"].values())]
-    acc = (np.mean([r["decision"] == r["oracle"] for r in differ]) if differ else float("nan"))
-    errs = [r["card_err"] for r in ok]
-    return {"queries": len(records), "errors": len(records) - len(ok),
-            "total_s": {"auto": auto, "auto_chosen_forced": chosen, "oracle": oracle,
-                        "always_" + "down": tot["down"], "always_back": tot["back"], "split_only": tot["split"]},
-            "auto_over_oracle": auto / oracle, "auto_chosen_over_oracle": chosen / oracle,
-            "auto_over_best_static": auto / best_static, "best_static": min(tot, key=tot.get),
-            "decision_accuracy": float(acc), "decisions_scored": len(differ),
-            "placements_chosen": {pl: sum(r["decision"] == pl for r in ok) for pl in PLACEMENTS},
-            "oracle_placements": {pl: sum(r["oracle"] == pl for r in ok) for pl in PLACEMENTS},
-            "cardinality_err_median": float(np.median(errs)), "cardinality_err_p90": float(np.percentile(errs, 90)),
-            "regret_median": float(np.median([r["regret"] for r in ok]))}
+
+    def accuracy(m):
+        scored = [r for r in ok if len(r["actual"]) > 1 and
+                  sorted(r["actual"].values())[1] > (1 + m) * min(r["actual"].values())]
+        return (float(np.mean([r["decision"] == r["oracle"] for r in scored])) if scored else float("nan")), \
+            len(scored)
+    acc, n_acc = accuracy(margin)
+    acc0, n_acc0 = accuracy(0.0)
+    errs = [r["card_err"] for r in ok if r.get("card_err") is not None]
+    out.update({
+        "total_s": {"auto": auto, "auto_chosen_forced": chosen, "oracle": oracle,
+                    "always_down": tot["down"], "always_back": tot["back"], "split_only": tot["split"]},
+        "auto_over_oracle": auto / oracle, "auto_chosen_over_oracle": chosen / oracle,
+        "auto_over_best_static": auto / best_static, "best_static": min(tot, key=tot.get),
+        "decision_accuracy": acc, "decisions_scored": n_acc, "decision_margin": margin,
+        "decision_accuracy_no_margin": acc0, "decisions_scored_no_margin": n_acc0,
+        "placements_chosen": {pl: sum(r["decision"] == pl for r in ok) for pl in PLACEMENTS},
+        "oracle_placements": {pl: sum(r["oracle"] == pl for r in ok) for pl in PLACEMENTS},
+        "supported": sum(bool(r.get("supported", True)) for r in ok),
+        "cardinality_err_median": float(np.median(errs)) if errs else float("nan"),
+        "cardinality_err_p90": float(np.percentile(errs, 90)) if errs else float("nan"),
+        "regret_median": float(np.median([r["regret"] for r in ok])),
+        "noise_floor_pct": _dist([v for r in ok for v in r.get("repeat_err", {}).values()]),
+        "estimate_overhead_pct": _dist([100 * r["estimate_cpu_s"] / r["auto_actual"] for r in ok
+                                        if r.get("estimate_cpu_s") is not None and r.get("auto_actual")]),
+    })
+    groups = {"all": ok, "seen": [r for r in ok if not r.get("held_out")],
+              "held_out": [r for r in ok if r.get("held_out")]}
+    pred: dict = {}
+    for g, rs in groups.items():
+        if not rs:
+            continue
+        pred[g] = {"exec_pct": {pl: _dist([r["exec_err"][pl] for r in rs if pl in r.get("exec_err", {})])
+                                for pl in ("down", "back")},
+                   "total_pct": {pl: _dist([r["total_err"][pl] for r in rs if pl in r.get("total_err", {})])
+                                 for pl in PLACEMENTS}}
+        pred[g]["exec_pct"]["all"] = _dist([v for r in rs for v in r.get("exec_err", {}).values()])
+        pred[g]["total_pct"]["all"] = _dist([v for r in rs for v in r.get("total_err", {}).values()])
+    out["prediction_error"] = pred
+    fams: dict = {}
+    for r in ok:
+        if r.get("family"):
+            fams.setdefault(r["family"], []).append(r)
+    if fams:
+        out["families"] = {f: {"held_out": bool(rs[0].get("held_out")), "queries": len(rs),
+                               "exec_pct_median": _dist([v for r in rs for v in r.get("exec_err", {}).values()]).get(
+                                   "median"),
+                               "total_pct_median": _dist([v for r in rs for v in r.get("total_err", {}).values()]).get(
+                                   "median"),
+                               "decision_accuracy": float(np.mean([r["decision"] == r["oracle"] for r in rs]))}
+                           for f, rs in fams.items()}
+    return out

@@ -25,14 +25,19 @@ Rules (thesis §5.4.3, Table 5.4):
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Callable
 
+import datasketches as ds
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from colony.errors import BadPlan, Unsupported
+from colony.errors import BadPlan, ColonyError, Unsupported
 from colony.query.stats import TableStats
 
 INF = math.inf
@@ -45,14 +50,19 @@ LOGIC = {"and", "or", "not", "xor"}
 ARITH = {"add", "subtract", "multiply", "divide", "negate", "modulus", "bitwise_and", "bitwise_or",
          "bitwise_xor", "shift_left", "shift_right"}
 POWER = {"power", "sqrt", "exp", "ln", "log", "log2", "log10", "cbrt", "pow"}
+STR = {"like", "ilike", "substring", "starts_with", "ends_with", "contains", "lower", "upper", "concat", "strpos",
+       "char_length", "character_length", "trim", "ltrim", "rtrim", "replace", "regexp_like", "regexp_match"}
 FLIP = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "equal": "equal", "not_equal": "not_equal"}
 
 # operation-vector features, in model order (see docs/query.md)
-OPS = ("cmp", "logic", "arith", "power", "func", "filter", "take", "scan", "hash_agg", "groups",
-       "sort", "out_cells", "rows")
+OPS = ("cmp", "logic", "arith", "power", "func", "str", "filter", "take", "scan", "scan_str", "hash_agg",
+       "agg_lg", "groups", "sort", "out_cells", "rows", "join_build", "join_probe", "join_lg", "join_out",
+       "distinct", "limit", "union")
 
 
 def category(fn: str) -> str:
+    if fn in STR:
+        return "str"
     if fn in CMP:
         return "cmp"
     if fn in LOGIC:
@@ -137,11 +147,13 @@ def _safe(f):
 # ---------------------------------------------------------------------------------------
 # expression trees resolved to base columns
 # ---------------------------------------------------------------------------------------
-# ("col", table, name) | ("lit", value) | ("fn", name, args) | ("agg", name) | ("opaque", args)
+# ("col", table, name, read#) | ("lit", value) | ("fn", name, args) | ("agg", name, args) | ("opaque", args)
+# read# numbers the plan's table reads, so a self-join's two sides are different columns.
 
 def _columns(e) -> set:
+    """Base columns an expression reads, as (table, name, read#); aggregates are constants here."""
     if e[0] == "col":
-        return {(e[1], e[2])}
+        return {tuple(e[1:])}
     if e[0] in ("fn", "opaque"):
         return set().union(*[_columns(a) for a in e[-1]]) if e[-1] else set()
     return set()
@@ -151,10 +163,14 @@ def _lit(e):
     return e[1] if e[0] == "lit" and isinstance(e[1], (int, float)) and not isinstance(e[1], bool) else None
 
 
+def _slit(e):
+    return e[1] if e[0] == "lit" and isinstance(e[1], str) else None
+
+
 def _invert(e, S: list[Iv]):
     """Interval set on a base column such that e(col) in S, or None if not invertible."""
     if e[0] == "col":
-        return (e[1], e[2]), S
+        return tuple(e[1:]), S
     if e[0] != "fn":
         return None
     name, args = e[1], e[2]
@@ -200,32 +216,81 @@ def _invert(e, S: list[Iv]):
     return None
 
 
-def _numpy_eval(e, cols: dict):
+def _strings(v) -> pa.Array:
+    return pa.array(np.asarray(v, dtype=object).tolist() if np.ndim(v) else [v], pa.string())
+
+
+def _year(days):
+    d = np.asarray(days, dtype=np.float64)
+    return np.floor(d).astype("int64").astype("datetime64[D]").astype("datetime64[Y]").astype(np.int64) + 1970
+
+
+_ONE = {"sqrt": np.sqrt, "abs": np.abs, "negate": np.negative, "not": np.logical_not, "exp": np.exp,
+        "ln": np.log, "log10": np.log10, "log2": np.log2, "cbrt": np.cbrt, "floor": np.floor,
+        "ceil": np.ceil, "cast": lambda v: v, "cast_int": np.trunc}
+_TWO = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
+        "power": np.power, "pow": np.power, "lt": np.less, "lte": np.less_equal, "gt": np.greater,
+        "gte": np.greater_equal, "equal": np.equal, "not_equal": np.not_equal,
+        "and": np.logical_and, "or": np.logical_or, "modulus": np.mod}
+
+
+def _numpy_eval(e, cols: dict, consts: Callable | None = None):
+    """Evaluate an expression on sampled column values (numbers and strings)."""
     if e[0] == "col":
-        return cols[(e[1], e[2])]
+        return cols[tuple(e[1:])]
     if e[0] == "lit":
         return e[1]
+    if e[0] == "agg":
+        v = consts(e) if consts else None
+        if v is None:
+            raise Unsupported(f"aggregate {e[1]!r} has no value before execution")
+        return v
     if e[0] != "fn":
         raise Unsupported("opaque expression")
-    name, args = e[1], [_numpy_eval(a, cols) for a in e[2]]
-    ops = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
-           "power": np.power, "pow": np.power, "lt": np.less, "lte": np.less_equal, "gt": np.greater,
-           "gte": np.greater_equal, "equal": np.equal, "not_equal": np.not_equal,
-           "and": np.logical_and, "or": np.logical_or, "modulus": np.mod}
-    one = {"sqrt": np.sqrt, "abs": np.abs, "negate": np.negative, "not": np.logical_not, "exp": np.exp,
-           "ln": np.log, "log10": np.log10, "log2": np.log2, "cbrt": np.cbrt, "floor": np.floor,
-           "ceil": np.ceil, "cast": lambda v: v, "cast_int": np.trunc}
+    name, args = e[1], [_numpy_eval(a, cols, consts) for a in e[2]]
     with np.errstate(all="ignore"):
-        if name in ops and len(args) >= 2:
+        if name in ("like", "ilike") and len(args) >= 2 and isinstance(args[1], str):
+            out = pc.match_like(_strings(args[0]), args[1], ignore_case=name == "ilike")
+            return out.to_numpy(zero_copy_only=False).astype(bool)
+        if name == "substring" and len(args) >= 2:
+            start = int(args[1]) - 1
+            stop = start + int(args[2]) if len(args) > 2 else None
+            out = pc.utf8_slice_codeunits(_strings(args[0]), start, stop)
+            return np.asarray(out.to_pylist(), dtype=object)
+        if name == "in":
+            return np.isin(np.asarray(args[0]), np.asarray(args[1:], dtype=object if isinstance(args[1], str)
+                                                          else np.float64))
+        if name in ("date_part", "extract") and len(args) == 2 and str(args[0]).lower() == "year":
+            return _year(args[1])
+        if name in _TWO and len(args) >= 2:
             out = args[0]
             for a in args[1:]:
-                out = ops[name](out, a)
+                out = _TWO[name](out, a)
             return out
-        if name in one and len(args) == 1:
-            return one[name](args[0])
+        if name in _ONE and len(args) == 1:
+            return _ONE[name](args[0])
         if name == "round":
             return np.round(args[0], int(args[1]) if len(args) > 1 else 0)
-    raise Unsupported(f"function {name!r} has no numeric model")
+    raise Unsupported(f"function {name!r} has no model")
+
+
+def _conjuncts(e) -> list:
+    if e[0] == "fn" and e[1] == "and":
+        return [c for a in e[2] for c in _conjuncts(a)]
+    return [e]
+
+
+def _surv(d: float, f: float, n: float) -> float:
+    """Distinct values of a column (d over n rows, keys equally frequent) left when a fraction
+    f of the rows survives: d * (1 - (1 - f)^(n/d))."""
+    if f >= 1.0 or d <= 0:
+        return d
+    return d * (1.0 - (1.0 - max(f, 0.0)) ** (max(n, 1.0) / d))
+
+
+def _decimal(v: dict) -> float:
+    raw = int.from_bytes(base64.b64decode(v.get("value", "")), "little", signed=True)
+    return raw / 10.0 ** int(v.get("scale", 0))
 
 
 # ---------------------------------------------------------------------------------------
@@ -238,13 +303,17 @@ class Node:
     base_rows: float | None = None    # rows of the scanned table when only filters lie between
     preds: list = field(default_factory=list)
     table: str | None = None
+    frac: dict = field(default_factory=dict)   # read# -> fraction of that read's rows still represented
+    size: dict = field(default_factory=dict)   # read# -> rows of that read's table
+    ipreds: dict = field(default_factory=dict)  # read# -> predicates on that read alone applied so far
+    det: dict = field(default_factory=dict)     # read# -> reads it determines (joined on their unique key)
 
 
 @dataclass
 class Estimate:
     """What the decision engine needs about one plan."""
 
-    rows: float                       # estimated result rows
+    rows: float | None                # estimated result rows (None when the plan is not modelled)
     out_cols: int
     out_width: float                  # bytes per result row (fixed-width estimate)
     ops: dict                         # operation vector (see OPS), on the whole plan
@@ -259,13 +328,11 @@ class Estimate:
     split_width: float = 0.0
     upper_ops: dict | None = None     # host part of a split
     node_rows: list = field(default_factory=list)   # (operator, estimated rows), bottom-up
+    bounds: list = field(default_factory=list)      # where a bound or default stood in for a model
+    splits: list = field(default_factory=list)      # per device-side subtree: rows, cols, width, ops
 
     def to_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items()}
-
-
-_TYPE_WIDTH = {"i64": 8, "fp64": 8, "i32": 4, "fp32": 4, "i16": 2, "i8": 1, "bool": 1, "date": 4,
-               "timestamp": 8, "string": 16, "varchar": 16, "binary": 16}
 
 
 class Estimator:
@@ -275,11 +342,21 @@ class Estimator:
         self.ops: Counter = Counter()
         self.fn_names: dict[int, str] = {}
         self.node_rows: list = []
+        self.levels: list = []        # (kind, relation JSON, Node), bottom-up, for per-level checks
+        self.bounds: list = []
+        self._reads = 0
+        self._theta_cache: dict = {}
+
+    def _bound(self, why: str) -> None:
+        if why not in self.bounds:
+            self.bounds.append(why)
 
     # -- expressions --------------------------------------------------------
     def _expr(self, j: dict, inp: Node):
         if "selection" in j:
             sel = j["selection"]
+            if "outerReference" in sel:
+                raise Unsupported("correlated subquery (outer reference) is not modelled")
             idx = sel.get("directReference", {}).get("structField", {}).get("field", 0)
             if "expression" in sel:
                 raise Unsupported("nested field access")
@@ -291,26 +368,45 @@ class Estimator:
             for k, v in lit.items():
                 if k in ("fp64", "fp32"):
                     return ("lit", float(v))
-                if k in ("i64", "i32", "i16", "i8"):
+                if k in ("i64", "i32", "i16", "i8", "date"):          # dates: days since 1970-01-01
                     return ("lit", int(v))
+                if k == "decimal":
+                    return ("lit", _decimal(v))
+                if k in ("timestamp", "timestampTz", "time"):         # microseconds
+                    return ("lit", int(v))
+                if k in ("precisionTimestamp", "precisionTimestampTz"):
+                    return ("lit", int(v.get("value", 0)) * 10.0 ** (6 - int(v.get("precision", 6))))
                 if k == "boolean":
                     return ("lit", bool(v))
-                if k == "string":
-                    return ("lit", v)
+                if k in ("string", "varChar", "fixedChar"):
+                    return ("lit", v if isinstance(v, str) else v.get("value", ""))
             return ("lit", None)
         if "scalarFunction" in j:
             f = j["scalarFunction"]
             name = self.fn_names.get(f.get("functionReference", 0), "?")
-            args = [self._expr(a["value"], inp) for a in f.get("arguments", []) if "value" in a]
-            if name in ("and", "or") and len(args) > 2:   # keep trees n-ary
-                pass
+            args = [self._expr(a["value"], inp) if "value" in a else ("lit", a.get("enum"))
+                    for a in f.get("arguments", [])]
             return ("fn", name, args)
         if "cast" in j:
             to = next(iter(j["cast"].get("type", {}) or {"?": 0}))
+            inner = self._expr(j["cast"]["input"], inp)
+            if inner[0] == "lit" and _lit(inner) is not None:
+                return inner
             name = "cast_int" if to in ("i8", "i16", "i32", "i64") else "cast"
-            return ("fn", name, [self._expr(j["cast"]["input"], inp)])
-        if "ifThen" in j or "singularOrList" in j or "switchExpression" in j:
+            return ("fn", name, [inner])
+        if "singularOrList" in j:
+            so = j["singularOrList"]
+            return ("fn", "in", [self._expr(so["value"], inp)] + [self._expr(o, inp) for o in so.get("options", [])])
+        if "subquery" in j:
+            sq = j["subquery"]
+            if "scalar" in sq:       # uncorrelated scalar subquery: estimate it, use its value's expression
+                sub = self.rel(sq["scalar"]["input"])
+                return sub.exprs[0] if sub.exprs else ("opaque", [])
+            self._bound("IN/EXISTS subquery expression: selectivity 1/2")
+            return ("opaque", [])
+        if "ifThen" in j or "switchExpression" in j:
             kids = []
+
             def walk(o):
                 if isinstance(o, dict):
                     if "selection" in o or "literal" in o or "scalarFunction" in o:
@@ -323,8 +419,6 @@ class Estimator:
                         walk(v)
             walk(j)
             return ("opaque", kids)
-        if "subquery" in j:
-            raise Unsupported("subqueries are not modelled")
         return ("opaque", [])
 
     def _count(self, e, n: float) -> None:
@@ -346,11 +440,12 @@ class Estimator:
     def _mass(self, col, S: list[Iv]) -> float:
         cs = self._colstats(col)
         if cs is None or cs.kll is None:
+            self._bound("predicate on a column without a quantile sketch: selectivity 1/3")
             return DEFAULT_SEL
         total = 0.0
         for lo, hi, li, hinc in S:
             if lo == hi:
-                total += (1.0 / cs.ndv) if cs.lo <= lo <= cs.hi else 0.0
+                total += cs.point(lo)
             else:
                 total += max(0.0, cs.cdf(hi) - cs.cdf(lo))
         nonnull = 1.0 - (cs.nulls / cs.rows if cs.rows else 0.0)
@@ -368,6 +463,11 @@ class Estimator:
             if _lit(a) is not None and _columns(b) and len(_columns(b)) == 1:
                 return _invert(b, _cmp_set(FLIP[name], float(_lit(a))))
             return None
+        if name == "in" and len(args) > 1 and all(_lit(a) is not None for a in args[1:]):
+            cols = _columns(args[0])
+            if len(cols) == 1:
+                return _invert(args[0], _norm([(float(_lit(a)),) * 2 + (True, True) for a in args[1:]]))
+            return None
         if name in ("and", "or"):
             parts = [self._reduce(a) for a in args]
             if any(p is None for p in parts) or len({p[0] for p in parts}) != 1:
@@ -381,11 +481,16 @@ class Estimator:
             return (p[0], _complement(p[1])) if p else None
         return None
 
-    def sel(self, e) -> float:
+    def sel(self, e, node: Node | None = None) -> float:
+        if e[0] != "lit" and self._overlaps_prior(e, node):
+            return self._sample_sel(e, node)
         if e[0] == "lit":
             return 1.0 if e[1] else 0.0
+        if e[0] == "col":             # a boolean column as the predicate
+            return self._mass(tuple(e[1:]), [(1.0, 1.0, True, True)])
         if e[0] != "fn":
-            return DEFAULT_SEL
+            self._bound("opaque predicate: selectivity 1/2")
+            return 0.5
         name, args = e[1], e[2]
         if name in ("and", "or"):
             flat = []
@@ -396,7 +501,7 @@ class Estimator:
             for a in flat:
                 r = self._reduce(a)
                 if r is None:
-                    rest.append(self.sel(a))
+                    rest.append(self.sel(a, node))
                 elif r[0] in groups:
                     groups[r[0]] = _intersect(groups[r[0]], r[1]) if name == "and" else _norm(groups[r[0]] + r[1])
                 else:
@@ -406,31 +511,166 @@ class Estimator:
                 return float(np.prod(sels))
             return 1.0 - float(np.prod([1.0 - s for s in sels]))
         if name == "not" and len(args) == 1:
-            return 1.0 - self.sel(args[0])
+            return 1.0 - self.sel(args[0], node)
         if name in ("is_null", "is_not_null") and len(args) == 1 and args[0][0] == "col":
-            cs = self._colstats((args[0][1], args[0][2]))
+            cs = self._colstats(args[0][1:])
             f = cs.nulls / cs.rows if cs and cs.rows else 0.0
             return f if name == "is_null" else 1.0 - f
+        if name == "equal" and len(args) == 2 and any(a[0] == "agg" and a[1] in ("min", "max") for a in args) \
+                and node is not None:
+            self._bound("equality with a min/max: one row of the input")
+            return 1.0 / max(node.rows, 1.0)
+        if name in ("equal", "not_equal") and len(args) == 2 and all(a[0] == "col" for a in args) \
+                and args[0][1:] != args[1][1:]:
+            # column = column (two reads, or two columns): 1 / the larger distinct count
+            d = max(self._eff_ndv(args[0], node), self._eff_ndv(args[1], node))
+            s = 1.0 / max(d, 1.0)
+            return s if name == "equal" else 1.0 - s
         r = self._reduce(e)
         if r is not None:
             return self._mass(r[0], r[1])
-        return self._sample_sel(e)
+        cols = _columns(e)
+        if len(cols) == 1:
+            cs = self._colstats(next(iter(cols)))
+            if cs is not None and cs.items is not None:
+                return self._items_sel(e, next(iter(cols)), cs)
+        return self._sample_sel(e, node)
 
-    def _sample_sel(self, e) -> float:
+    def _items_sel(self, e, col, cs) -> float:
+        """A predicate on one string column, evaluated on the column's weighted sample; a point
+        value the sample missed gets 1/NDV."""
+        name, args = e[1], e[2]
+        nonnull = 1.0 - (cs.nulls / cs.rows if cs.rows else 0.0)
+        if name in ("equal", "not_equal") and len(args) == 2 and args[0][0] == "col" and _slit(args[1]) is not None:
+            p = cs.point(_slit(args[1]))
+            return (p if name == "equal" else 1.0 - p) * nonnull
+        if name == "in" and args[0][0] == "col" and all(_slit(a) is not None for a in args[1:]):
+            return min(1.0, sum(cs.point(v) for v in {_slit(a) for a in args[1:]})) * nonnull
+        items, w = cs.weighted_items()
+        if not len(items):
+            return 0.0
+        try:
+            v = _numpy_eval(e, {col: items}, self._agg_value)
+        except (Unsupported, TypeError, ValueError, pa.ArrowException):
+            self._bound("string predicate without a model: selectivity 1/3")
+            return DEFAULT_SEL
+        v = np.broadcast_to(np.asarray(v, dtype=bool), items.shape)
+        return float(w[v].sum() / w.sum()) * nonnull
+
+    def _agg_draw(self, e, n: int, rng):
+        """n draws of an aggregate's value for one group (HAVING, comparisons with a scalar
+        subquery): a group holds m ~ Poisson(rows/groups) rows, so by the central limit theorem
+        sum ~ N(m mu, sqrt(m) sigma), avg ~ N(mu, sigma/sqrt(m)), count = m; mu and sigma of
+        the argument from independent draws of its columns."""
+        name, args = e[1], e[2] if len(e) > 2 else []
+        meta = e[3] if len(e) > 3 else None
+        if name in ("min", "max") or meta is None:
+            v = self._agg_value(e)
+            if v is None:
+                raise Unsupported(f"aggregate {name!r} has no value before execution")
+            return v
+        lam = max(meta["n"] / max(meta["g"], 1.0), 1.0)
+        m = np.maximum(rng.poisson(lam, n), 1) if lam < 1e6 else np.full(n, lam)
+        if name.startswith("count"):
+            return m.astype(np.float64)
+        if len(args) != 1:
+            raise Unsupported(f"aggregate {name!r} of {len(args)} arguments")
+        cols = _columns(args[0])
+        if not cols or any(self._colstats(c) is None for c in cols):
+            raise Unsupported("aggregate argument without sketches")
+        vals = np.asarray(_numpy_eval(args[0], {c: self._colstats(c).sample(4096, rng) for c in cols}),
+                          dtype=np.float64)
+        mu, sd = float(np.nanmean(vals)), float(np.nanstd(vals))
+        if name == "sum":
+            return rng.normal(m * mu, np.sqrt(m) * sd)
+        if name == "avg":
+            return rng.normal(mu, sd / np.sqrt(m))
+        raise Unsupported(f"aggregate {name!r} has no value model")
+
+    def _agg_value(self, e):
+        """Value of avg/min/max of a base column before execution (from its sketch), else None."""
+        name, args = e[1], e[2] if len(e) > 2 else []
+        if len(args) != 1 or args[0][0] != "col":
+            return None
+        cs = self._colstats(args[0][1:])
+        if cs is None or cs.kll is None or cs.kll.is_empty():
+            return None
+        if name == "min":
+            return cs.lo
+        if name == "max":
+            return cs.hi
+        if name == "avg":
+            q = np.asarray(cs.kll.get_quantiles(np.linspace(0.005, 0.995, 100).tolist()), float)
+            return float(q.mean())
+        return None
+
+    def _sample_sel(self, e, node: Node | None = None) -> float:
+        """Selectivity on values drawn independently per column from the sketches; each read's
+        rows are conditioned on the predicates already applied to that read (rejection
+        sampling from up to 8x as many draws, survivors resampled)."""
         cols = _columns(e)
         stats = {c: self._colstats(c) for c in cols}
-        if not cols or any(s is None or s.kll is None for s in stats.values()):
+        if (not cols and "'agg'" not in str(e)) or any(s is None or (s.kll is None and s.items is None)
+                                                        for s in stats.values()):
+            self._bound("predicate over columns without sketches: selectivity 1/3")
             return DEFAULT_SEL
         rng = np.random.Generator(np.random.SFC64(self.seed))
-        sample = {c: stats[c].sample(MC_SAMPLES, rng) for c in sorted(cols)}
+        by_read: dict = {}
+        for c in sorted(cols, key=str):
+            by_read.setdefault(c[2] if len(c) > 2 else None, []).append(c)
+        sample = {}
+
+        def aggf(a):
+            return self._agg_draw(a, MC_SAMPLES, rng)
         try:
-            v = _numpy_eval(e, sample)
-        except (Unsupported, TypeError, ValueError):
+            for r, rcols in by_read.items():
+                prior = list(node.ipreds.get(r, ())) if node is not None and r is not None else []
+                need = set(rcols).union(*[_columns(p) for p in prior]) if prior else set(rcols)
+                need = {c for c in need if self._colstats(c) is not None}
+                n = MC_SAMPLES * (8 if prior else 1)
+                draws = {c: self._colstats(c).sample(n, rng) for c in sorted(need, key=str)}
+                pick = slice(0, MC_SAMPLES)
+                if prior:
+                    mask = np.ones(n, dtype=bool)
+                    for p in prior:
+                        try:
+                            mask &= np.broadcast_to(np.asarray(_numpy_eval(p, draws, self._agg_value), dtype=bool),
+                                                    mask.shape)
+                        except (Unsupported, TypeError, ValueError, KeyError, pa.ArrowException):
+                            continue
+                    idx = np.flatnonzero(mask)
+                    if len(idx) >= 50:
+                        pick = rng.choice(idx, MC_SAMPLES)
+                    else:
+                        self._bound("earlier predicates too selective to condition on: independence")
+                for c in rcols:
+                    sample[c] = draws[c][pick]
+            v = _numpy_eval(e, sample, aggf)
+        except (Unsupported, TypeError, ValueError, ColonyError, pa.ArrowException):
+            self._bound("predicate without a model: selectivity 1/3")
             return DEFAULT_SEL
         return float(np.mean(np.asarray(v, dtype=bool))) if np.ndim(v) else float(bool(v))
 
+    def _overlaps_prior(self, e, node: Node | None) -> bool:
+        """Does e read a column an earlier predicate of the same read already restricted?"""
+        if node is None or not node.ipreds:
+            return False
+        cols = _columns(e)
+        for r in {c[2] for c in cols if len(c) > 2}:
+            for p in node.ipreds.get(r, ()):
+                if _columns(p) & cols:
+                    return True
+        return False
+
     def _ndv(self, e) -> float:
         """Distinct values of a group key over its whole table."""
+        if e[0] == "agg" and len(e) > 3:
+            n, g = e[3]["n"], e[3]["g"]
+            if e[1].startswith("count"):
+                # k distinct positive counts sum to >= k(k+1)/2 <= n; counts of ~Poisson(n/g)
+                # spread over about 6 standard deviations
+                return max(1.0, min(g, 6.0 * math.sqrt(n / max(g, 1.0)) + 1.0, math.sqrt(2.0 * n)))
+            return max(1.0, g)
         cols = _columns(e)
         if len(cols) != 1:
             return INF
@@ -446,8 +686,8 @@ class Estimator:
             elif name == "modulus" and len(args) == 2 and _lit(args[1]) is not None:
                 d = min(d, abs(float(_lit(args[1]))))
             elif cs.kll is not None:
-                # a discretizing key (round, floor, cast to int of a linear function...): count
-                # the distinct values it takes on a dense grid over the column's range
+                # a discretizing key (round, floor, cast to int, year of a date...): count the
+                # distinct values it takes on a dense grid over the column's range
                 grid = np.linspace(cs.lo, cs.hi, 200_001)
                 try:
                     vals = np.asarray(_numpy_eval(e, {col: grid}), dtype=np.float64)
@@ -456,16 +696,86 @@ class Estimator:
                         d = min(d, float(k))
                 except (Unsupported, TypeError, ValueError):
                     pass
+            elif cs.items is not None:
+                items, _ = cs.weighted_items()
+                try:
+                    k = len(set(np.asarray(_numpy_eval(e, {col: items}), dtype=object).tolist()))
+                    if k < len(set(items.tolist())):        # the function merges values: a bound
+                        d = min(d, float(k))
+                except (Unsupported, TypeError, ValueError, pa.ArrowException):
+                    pass
         return max(1.0, d)
+
+    def _eff_ndv(self, e, node: Node | None) -> float:
+        """Distinct values of an expression among a node's rows: the base count thinned by the
+        fraction of its read's rows that survive, at most the node's rows."""
+        cols = _columns(e)
+        d = self._ndv(e)
+        if node is None:
+            return d
+        if len(cols) == 1:
+            col = next(iter(cols))
+            r = col[2] if len(col) > 2 else None
+            f, n = node.frac.get(r, 1.0), node.size.get(r, d)
+            kc = self._key_cond(e, col, node) if d != INF else None
+            if kc is not None:           # predicates on the key itself remove key values outright
+                ratio, s = kc
+                d, f, n = d * ratio, min(1.0, f / max(s, 1e-12)), n * s
+            d = _surv(d, f, n)
+        if d == INF:
+            d = node.rows
+        return max(1.0, min(d, node.rows))
+
+    def _key_cond(self, e, col, node: Node):
+        """(fraction of the key's values, fraction of rows) passing the predicates already
+        applied to the key's own column, from its string sample or a grid over its range."""
+        r = col[2] if len(col) > 2 else None
+        preds = [p for p in node.ipreds.get(r, ()) if _columns(p) == {col}]
+        if not preds:
+            return None
+        cs = self._colstats(col)
+        if cs is None:
+            return None
+        pred = preds[0] if len(preds) == 1 else ("fn", "and", list(preds))
+        if cs.items is not None:
+            vals = np.array(sorted(set(cs.weighted_items()[0].tolist())), dtype=object)
+        elif cs.kll is not None:
+            vals = np.linspace(cs.lo, cs.hi, 20_001)
+        else:
+            return None
+        if not len(vals):
+            return None
+        try:
+            keys = np.asarray(_numpy_eval(e, {col: vals}))
+            ok = np.broadcast_to(np.asarray(_numpy_eval(pred, {col: vals}, self._agg_value), dtype=bool), vals.shape)
+        except (Unsupported, TypeError, ValueError, pa.ArrowException):
+            return None
+        k_all = len(set(keys.tolist()))
+        k_pass = len(set(keys[ok].tolist()))
+        return k_pass / max(k_all, 1), self.sel(pred)
+
+    def _theta_inter(self, a, b) -> float | None:
+        """Distinct keys two base columns share (Theta intersection)."""
+        ca, cb = self._colstats(a[1:]), self._colstats(b[1:])
+        if ca is None or cb is None:
+            return None
+        key = (a[1], a[2], b[1], b[2])
+        if key not in self._theta_cache:
+            it = ds.theta_intersection()
+            it.update(ca.theta)
+            it.update(cb.theta)
+            self._theta_cache[key] = float(it.get_result().get_estimate())
+        return self._theta_cache[key]
 
     # -- relations --------------------------------------------------------------
     def rel(self, j: dict) -> Node:
         kind, body = next(iter((k, v) for k, v in j.items()))
         node = getattr(self, "_" + kind, None)
         if node is None:
-            raise Unsupported(f"{kind} relations are not supported by the estimator (joins push back)")
+            raise Unsupported(f"{kind} relations are not supported by the estimator")
         out = node(body)
         self.node_rows.append((kind, out.rows))
+        self.levels.append((kind, j, out))
         return out
 
     def _emit(self, body: dict, exprs: list) -> list:
@@ -482,45 +792,71 @@ class Estimator:
         st = self.stats.get(table)
         if st is None:
             raise Unsupported(f"no statistics for table {table!r}")
+        inst = self._reads
+        self._reads += 1
         cols = b["baseSchema"]["names"]
         if "projection" in b:          # proto3 JSON omits an empty item list
             idx = [i.get("field", 0) for i in b["projection"].get("select", {}).get("structItems", [])]
         else:
             idx = list(range(len(cols)))
-        base = Node(rows=float(st.rows), exprs=[("col", table, cols[i]) for i in idx],
-                    base_rows=float(st.rows), table=table)
-        self.ops["scan"] += st.rows * len(idx)
+        n = float(st.rows)
+        base = Node(rows=n, exprs=[("col", table, cols[i], inst) for i in idx], base_rows=n, table=table,
+                    frac={inst: 1.0}, size={inst: n})
+        n_str = sum(1 for i in idx if (cs := st.columns.get(cols[i])) is not None and cs.items is not None)
+        self.ops["scan"] += st.rows * (len(idx) - n_str)
+        self.ops["scan_str"] += st.rows * n_str
         self.ops["rows"] += st.rows
         if "filter" in b:
-            node = Node(rows=base.rows, exprs=[("col", table, c) for c in cols], base_rows=base.rows, table=table)
+            node = Node(rows=base.rows, exprs=[("col", table, c, inst) for c in cols], base_rows=base.rows,
+                        table=table, frac={inst: 1.0}, size={inst: n})
             base = self._apply_filter(node, self._expr(b["filter"], node), base.exprs)
-        return Node(base.rows, self._emit(b, base.exprs), base.base_rows, base.preds, table)
+        return replace(base, exprs=self._emit(b, base.exprs))
+
+    @staticmethod
+    def _thin(node: Node, f: float, keyed: set = frozenset()) -> dict:
+        """Each read's represented fraction after keeping a fraction f of the node's rows: a
+        read row that appears k times in the node survives unless all k copies go; the read
+        whose key decided (a join key), loses its rows with its key values (fraction f)."""
+        f = min(max(f, 0.0), 1.0)
+        out = {}
+        for r, v in node.frac.items():
+            k = 1.0 if r in keyed else node.rows / max(node.size.get(r, 1.0) * v, 1e-9)
+            out[r] = v * (1.0 - (1.0 - f) ** max(k, 1.0))
+        return out
 
     def _apply_filter(self, inp: Node, cond, out_exprs=None) -> Node:
         self._count(cond, inp.rows)
         self.ops["filter"] += inp.rows
-        if inp.base_rows is not None:
+        if inp.base_rows is not None:     # one read below: the whole conjunction on the base table
             preds = inp.preds + [cond]
-            rows = inp.base_rows * self.sel(("fn", "and", preds) if len(preds) > 1 else preds[0])
+            rows = inp.base_rows * self.sel(("fn", "and", preds) if len(preds) > 1 else preds[0],
+                                            replace(inp, ipreds={}))
         else:
             preds = []
-            rows = inp.rows * self.sel(cond)
+            rows = inp.rows * self.sel(cond, inp)
         rows = min(rows, inp.rows)
         exprs = out_exprs if out_exprs is not None else inp.exprs
         self.ops["take"] += rows * len(exprs)
-        return Node(rows, exprs, inp.base_rows, preds, inp.table)
+        f = rows / inp.rows if inp.rows else 0.0
+        ipreds = dict(inp.ipreds)
+        for c in _conjuncts(cond):
+            reads = {col[2] for col in _columns(c) if len(col) > 2}
+            if len(reads) == 1:
+                r = next(iter(reads))
+                ipreds[r] = ipreds.get(r, ()) + (c,)
+        return replace(inp, rows=rows, exprs=exprs, preds=preds, frac=self._thin(inp, f), ipreds=ipreds)
 
     def _filter(self, b: dict) -> Node:
         inp = self.rel(b["input"])
         out = self._apply_filter(inp, self._expr(b["condition"], inp))
-        return Node(out.rows, self._emit(b, out.exprs), out.base_rows, out.preds, out.table)
+        return replace(out, exprs=self._emit(b, out.exprs))
 
     def _project(self, b: dict) -> Node:
         inp = self.rel(b["input"])
         new = [self._expr(x, inp) for x in b.get("expressions", [])]
         for e in new:
             self._count(e, inp.rows)
-        return Node(inp.rows, self._emit(b, inp.exprs + new), inp.base_rows, inp.preds, inp.table)
+        return replace(inp, exprs=self._emit(b, inp.exprs + new))
 
     def _fetch(self, b: dict) -> Node:
         inp = self.rel(b["input"])
@@ -529,12 +865,15 @@ class Estimator:
         rows = max(0.0, inp.rows - off)
         if count is not None and int(count) >= 0:
             rows = min(rows, float(count))
-        return Node(rows, self._emit(b, inp.exprs), None, [], inp.table)
+        self.ops["limit"] += rows
+        f = rows / inp.rows if inp.rows else 0.0
+        return replace(inp, rows=rows, exprs=self._emit(b, inp.exprs), base_rows=None, preds=[],
+                       frac=self._thin(inp, f))
 
     def _sort(self, b: dict) -> Node:
         inp = self.rel(b["input"])
         self.ops["sort"] += inp.rows * max(1.0, math.log2(max(inp.rows, 2.0)))
-        return Node(inp.rows, self._emit(b, inp.exprs), inp.base_rows, inp.preds, inp.table)
+        return replace(inp, exprs=self._emit(b, inp.exprs))
 
     def _aggregate(self, b: dict) -> Node:
         inp = self.rel(b["input"])
@@ -550,30 +889,48 @@ class Estimator:
         if len(sets) > 1:
             raise Unsupported("grouping sets / rollup are not modelled")
         measures = b.get("measures", [])
-        margs = []
+        margs, aggs = [], []
         for m in measures:
-            for a in m.get("measure", {}).get("arguments", []):
-                if "value" in a:
-                    margs.append(self._expr(a["value"], inp))
+            mm = m.get("measure", {})
+            args = [self._expr(a["value"], inp) for a in mm.get("arguments", []) if "value" in a]
+            margs.extend(args)
+            name = self.fn_names.get(mm.get("functionReference", 0), "?")
+            if mm.get("invocation") == "AGGREGATION_INVOCATION_DISTINCT":
+                self.ops["distinct"] += inp.rows
+                name = name + "_distinct"
+            aggs.append(("agg", name, args))
         for e in keys + margs:
             self._count(e, inp.rows)
         self.ops["hash_agg"] += inp.rows * max(1, len(keys) + len(measures))
         if not keys:
             rows = 1.0
         else:
-            d = 1.0
+            # distinct keys among the input rows; keys of one read cannot outnumber its rows
+            per_read: dict = {}
+            other = 1.0
             for k in keys:
-                d *= self._ndv(k)
-            full = inp.base_rows if inp.base_rows else inp.rows
-            d = min(d, full)
-            frac = inp.rows / full if full else 0.0
-            per = full / d                       # rows per distinct key, keys equally frequent
-            rows = d * (1.0 - (1.0 - min(1.0, frac)) ** per) if d > 0 else 0.0
-            rows = max(min(rows, inp.rows), 1.0 if inp.rows >= 1 else 0.0)
+                cols = _columns(k)
+                d = self._eff_ndv(k, inp)
+                if len(cols) == 1:
+                    r = next(iter(cols))
+                    r = r[2] if len(r) > 2 else None
+                    per_read[r] = per_read.get(r, 1.0) * d
+                else:
+                    other *= d
+            d = other
+            for r, v in per_read.items():
+                cap = inp.size.get(r, INF) * inp.frac.get(r, 1.0) if r is not None else INF
+                d *= min(v, max(cap, 1.0))
+            # keys of reads one read determines (FK -> unique key joins) cannot outnumber its rows
+            want = {r for r in per_read if r is not None}
+            for q in inp.frac:
+                if want and want <= self._closure(inp.det, q):
+                    d = min(d, max(inp.size.get(q, INF) * inp.frac.get(q, 1.0), 1.0))
+            rows = max(min(d, inp.rows), 1.0 if inp.rows >= 1 else 0.0)
         self.ops["groups"] += rows
-        exprs = keys + [("agg", self.fn_names.get(m.get("measure", {}).get("functionReference", 0), "?"), [])
-                        for m in measures]
-        return Node(rows, self._emit(b, exprs), None, [], inp.table)
+        self.ops["agg_lg"] += inp.rows * math.log2(2.0 + rows)     # hash-table probes grow with its size
+        aggs = [a + ({"n": inp.rows, "g": rows},) for a in aggs]
+        return replace(inp, rows=rows, exprs=self._emit(b, keys + aggs), base_rows=None, preds=[])
 
     def _set(self, b: dict) -> Node:
         ins = [self.rel(i) for i in b["inputs"]]
@@ -581,7 +938,176 @@ class Estimator:
         if op not in ("SET_OP_UNION_ALL", "SET_OP_UNION_DISTINCT"):
             raise Unsupported(f"set operation {op} is not modelled")
         rows = sum(i.rows for i in ins)
-        return Node(rows, self._emit(b, ins[0].exprs), None, [], ins[0].table)
+        self.ops["union"] += rows
+        frac, size = {}, {}
+        for i in ins:
+            frac.update(i.frac)
+            size.update(i.size)
+        return Node(rows, self._emit(b, ins[0].exprs), None, [], ins[0].table, frac, size)
+
+    # -- joins ------------------------------------------------------------------------
+    def _key_pair(self, e, left: Node, right: Node):
+        """(left expr, right expr) if e is an equality between one side's and the other's columns."""
+        if e[0] != "fn" or e[1] not in ("equal", "is_not_distinct_from") or len(e[2]) != 2:
+            return None
+        a, b = e[2]
+        lr, rr = set(left.frac), set(right.frac)
+        ra = {c[2] for c in _columns(a) if len(c) > 2}
+        rb = {c[2] for c in _columns(b) if len(c) > 2}
+        if ra and rb and ra <= lr and rb <= rr:
+            return a, b
+        if ra and rb and ra <= rr and rb <= lr:
+            return b, a
+        return None
+
+    def _join(self, b: dict) -> Node:
+        left, right = self.rel(b["left"]), self.rel(b["right"])
+        jt = b.get("type", "JOIN_TYPE_INNER").replace("JOIN_TYPE_", "")
+        both = self._pair(left, right, left.rows * right.rows)
+        conds = []
+        for k in ("expression", "postJoinFilter"):
+            if k in b:
+                conds += _conjuncts(self._expr(b[k], both))
+        keys, resid = [], []
+        for c in conds:
+            kp = self._key_pair(c, left, right)
+            (keys if kp is not None else resid).append(kp if kp is not None else c)
+        self.ops["join_build"] += right.rows
+        self.ops["join_probe"] += left.rows
+        self.ops["join_lg"] += left.rows * math.log2(2.0 + right.rows)
+        for c in conds:
+            self._count(c, left.rows)
+        inner, mf_l, mf_r = self._equi(keys, left, right)
+        s = 1.0
+        ext = [c for c in resid if c[0] == "fn" and c[1] == "equal"
+               and any(a[0] == "agg" and a[1] in ("min", "max") for a in c[2])]
+        if ext and keys:      # x = min(x) per key: one row per matched key survives
+            self._bound("equality with a per-key min/max: one row per key")
+            s = min(1.0, self._eff_ndv(keys[0][0], left) / max(left.rows, 1.0))
+            resid = [c for c in resid if not any(c is x for x in ext)]
+        if resid:
+            s *= self.sel(("fn", "and", resid), both) if len(resid) > 1 else self.sel(resid[0], both)
+        # a left row survives a semi join when one of its matches passes the residual predicate
+        per_l = inner / max(left.rows * mf_l, 1e-9)            # matches per matched left row
+        per_r = inner / max(right.rows * mf_r, 1e-9)
+        ex_l = mf_l * (1.0 - (1.0 - s) ** max(per_l, 1.0)) if resid else mf_l
+        ex_r = mf_r * (1.0 - (1.0 - s) ** max(per_r, 1.0)) if resid else mf_r
+        inner_s = inner * s
+        det = both.det
+        for a, b2 in keys:
+            if a[0] == "col" and b2[0] == "col" and len(a) > 3 and len(b2) > 3:
+                if self._unique(b2):
+                    det.setdefault(a[3], set()).add(b2[3])
+                if self._unique(a):
+                    det.setdefault(b2[3], set()).add(a[3])
+        kl = {c[2] for a, _ in keys for c in _columns(a) if len(c) > 2}
+        kr = {c[2] for _, b2 in keys for c in _columns(b2) if len(c) > 2}
+        if jt in ("LEFT_SEMI", "SEMI"):
+            rows, out, frac = left.rows * ex_l, left.exprs, self._thin(left, ex_l, kl)
+        elif jt in ("LEFT_ANTI", "ANTI"):
+            rows, out, frac = left.rows * (1.0 - ex_l), left.exprs, self._thin(left, 1.0 - ex_l, kl)
+        elif jt == "RIGHT_SEMI":
+            rows, out, frac = right.rows * ex_r, right.exprs, self._thin(right, ex_r, kr)
+        elif jt == "RIGHT_ANTI":
+            rows, out, frac = right.rows * (1.0 - ex_r), right.exprs, self._thin(right, 1.0 - ex_r, kr)
+        elif jt in ("INNER", "UNSPECIFIED"):
+            rows, out = inner_s, left.exprs + right.exprs
+            frac = {**self._thin(left, ex_l, kl), **self._thin(right, ex_r, kr)}
+        elif jt == "LEFT":
+            rows, out = inner_s + left.rows * (1.0 - ex_l), left.exprs + right.exprs
+            frac = {**left.frac, **self._thin(right, ex_r, kr)}
+        elif jt == "RIGHT":
+            rows, out = inner_s + right.rows * (1.0 - ex_r), left.exprs + right.exprs
+            frac = {**self._thin(left, ex_l, kl), **right.frac}
+        elif jt == "OUTER":
+            rows, out = inner_s + left.rows * (1.0 - ex_l) + right.rows * (1.0 - ex_r), left.exprs + right.exprs
+            frac = {**left.frac, **right.frac}
+        else:
+            raise Unsupported(f"join type {jt} is not modelled")
+        self.ops["join_out"] += rows
+        self.ops["take"] += rows * len(out)
+        if "SEMI" in jt or "ANTI" in jt:
+            size = left.size if jt.startswith("LEFT") or jt in ("SEMI", "ANTI") else right.size
+        else:
+            size = {**left.size, **right.size}
+        return replace(both, rows=rows, exprs=self._emit(b, out), frac=frac, size=size)
+
+    def _equi(self, keys: list, left: Node, right: Node) -> tuple[float, float, float]:
+        """Inner-join rows and the fractions of left and right rows that find a match.
+
+        One key: Theta intersection of the base key columns, thinned by each side's
+        surviving distinct keys: rows = I * (L/dL) * (R/dR). Several keys: the most selective
+        single key, capped at one match per row on a side whose key combination is unique
+        (containment bound, reported)."""
+        if not keys:
+            if left.rows * right.rows > 1e12:
+                raise Unsupported("cross join without keys over large inputs is not modelled")
+            return left.rows * right.rows, 1.0, 1.0
+        best = None
+        prod_l = prod_r = 1.0
+        for a, bb in keys:
+            dl, dr = self._eff_ndv(a, left), self._eff_ndv(bb, right)
+            prod_l, prod_r = prod_l * dl, prod_r * dr
+            inter = None
+            if a[0] == "col" and bb[0] == "col":
+                inter = self._theta_inter(a, bb)
+            if inter is not None:
+                na, nb = self._ndv(a), self._ndv(bb)
+                i = min(inter * (dl / na) * (dr / nb), dl, dr)
+            else:
+                self._bound("join key without base-column sketches: containment (smaller key set matches)")
+                i = min(dl, dr)
+            rows = i * (left.rows / dl) * (right.rows / dr)
+            cand = (rows, min(1.0, i / dl), min(1.0, i / dr))
+            if best is None or cand[0] < best[0]:
+                best = cand
+        rows, mf_l, mf_r = best
+        reads_l = {c[2] for a, _ in keys for c in _columns(a) if len(c) > 2}
+        reads_r = {c[2] for _, b in keys for c in _columns(b) if len(c) > 2}
+        if len(keys) > 1 and (len(reads_l) > 1 or len(reads_r) > 1):
+            # keys from different reads are independent: multiply their selectivities
+            rows, mf_l, mf_r = left.rows * right.rows, 1.0, 1.0
+            for a, bb in keys:
+                r1, m1, m2 = self._equi([(a, bb)], left, right)
+                rows *= r1 / max(left.rows * right.rows, 1e-9)
+                mf_l, mf_r = mf_l * m1, mf_r * m2
+        elif len(keys) > 1:
+            self._bound("composite join key: most selective key, capped by key uniqueness")
+            if prod_r >= right.rows:           # right side unique on the key combination
+                rows = min(rows, left.rows * mf_l)
+            if prod_l >= left.rows:
+                rows = min(rows, right.rows * mf_r)
+        return rows, mf_l, mf_r
+
+    def _cross(self, b: dict) -> Node:
+        left, right = self.rel(b["left"]), self.rel(b["right"])
+        rows, _, _ = self._equi([], left, right)
+        self.ops["join_build"] += right.rows
+        self.ops["join_probe"] += left.rows
+        self.ops["join_out"] += rows
+        return replace(self._pair(left, right, rows), exprs=self._emit(b, left.exprs + right.exprs))
+
+    @staticmethod
+    def _pair(left: Node, right: Node, rows: float) -> Node:
+        det = {r: set(v) for r, v in left.det.items()}
+        for r, v in right.det.items():
+            det.setdefault(r, set()).update(v)
+        return Node(rows, left.exprs + right.exprs, None, [], left.table, {**left.frac, **right.frac},
+                    {**left.size, **right.size}, {**left.ipreds, **right.ipreds}, det)
+
+    @staticmethod
+    def _closure(det: dict, q) -> set:
+        seen, todo = {q}, [q]
+        while todo:
+            for r in det.get(todo.pop(), ()):
+                if r not in seen:
+                    seen.add(r)
+                    todo.append(r)
+        return seen
+
+    def _unique(self, e) -> bool:
+        cs = self._colstats(e[1:]) if e[0] == "col" else None
+        return cs is not None and cs.ndv >= 0.9 * max(cs.rows, 1)
 
 
 def plan_json(plan_bytes: bytes) -> dict:
@@ -610,7 +1136,19 @@ def _fn_names(pj: dict) -> dict[int, str]:
 
 
 def _width(exprs: list, stats: dict) -> float:
-    return float(sum(8 for _ in exprs))  # particle schema and aggregates: 8-byte values
+    """Bytes per row: 8 per fixed-width value, a string column's mean length (from its
+    sample) plus its 4-byte offset."""
+    w = 0.0
+    for e in exprs:
+        cs = None
+        if e[0] == "col" and e[1] in stats:
+            cs = stats[e[1]].columns.get(e[2])
+        if cs is not None and cs.items is not None:
+            items, wt = cs.weighted_items()
+            w += 4.0 + (float(np.dot([len(x) for x in items], wt) / wt.sum()) if len(items) else 8.0)
+        else:
+            w += 8.0
+    return w
 
 
 def _rowwise(b: dict) -> bool:
@@ -628,24 +1166,31 @@ def is_pure(rel: dict) -> bool:
     return False
 
 
-def split_point(rel: dict) -> tuple[list, dict] | None:
-    """Path to the highest subtree made only of read/filter/project (the device part of a split).
+def split_points(rel: dict) -> list[tuple[list, dict]] | None:
+    """Paths to the single-table read/filter/project subtrees a split runs on the device,
+    below any aggregates, sorts, limits, unions and joins (the host runs those).
 
-    Returns (path of keys from the root input to the subtree, subtree) or None when the plan
-    has nothing above such a subtree (then split is the same as push-down).
+    Returns [(path of keys from the root input, subtree), ...], or None when the whole plan
+    is such a subtree (split is push-down) or some table read cannot be cut out (a read
+    inside a subquery expression, an operator not listed).
     """
-    pure = is_pure
-    path: list = []
-    cur = rel
-    while True:
-        k, b = next(iter(cur.items()))
-        if pure(cur):
-            return (path, cur) if path else None
+    if is_pure(rel) or '"subquery"' in json.dumps(rel):
+        return None
+    cuts: list = []
+
+    def walk(r: dict, path: list) -> bool:
+        k, b = next(iter(r.items()))
+        if is_pure(r):
+            cuts.append((path, r))
+            return True
+        if k in ("join", "cross"):
+            return walk(b["left"], path + [k, "left"]) and walk(b["right"], path + [k, "right"])
+        if k == "set":
+            return all(walk(x, path + [k, "inputs", i]) for i, x in enumerate(b["inputs"]))
         if k in ("filter", "project", "fetch", "sort", "aggregate") and "input" in b:
-            path = path + [k, "input"]
-            cur = b["input"]
-        else:
-            return None
+            return walk(b["input"], path + [k, "input"])
+        return False
+    return cuts if walk(rel, []) and cuts else None
 
 
 def _get(d, path):
@@ -678,31 +1223,60 @@ def _estimate(plan_bytes_or_json, stats: dict[str, TableStats], seed: int = 0) -
     try:
         node = est.rel(root["input"])
     except Unsupported as e:
+        # no made-up row count: the decision sees only what is known (input rows and bytes)
         n = len(root.get("names", [])) or 1
         ops = dict.fromkeys(OPS, 0.0)
         ops["rows"] = in_rows
         ops["scan"] = in_rows * n
-        return Estimate(rows=in_rows, out_cols=n, out_width=8.0 * n, ops=ops, input_rows=in_rows,
+        return Estimate(rows=None, out_cols=n, out_width=8.0 * n, ops=ops, input_rows=in_rows,
                         input_bytes=in_bytes, objects=objects, supported=False, reason=str(e))
     ops = {k: float(est.ops.get(k, 0.0)) for k in OPS}
     ops["out_cells"] = node.rows * len(node.exprs)
     out = Estimate(rows=node.rows, out_cols=len(node.exprs), out_width=_width(node.exprs, stats), ops=ops,
-                   input_rows=in_rows, input_bytes=in_bytes, objects=objects, node_rows=est.node_rows)
-    sp = split_point(root["input"])
-    lnode = None
-    if sp is not None:
+                   input_rows=in_rows, input_bytes=in_bytes, objects=objects, node_rows=est.node_rows,
+                   bounds=list(est.bounds))
+    if est.bounds:
+        out.reason = "bounded: " + "; ".join(est.bounds)
+    sp = split_points(root["input"])
+    parts = []
+    for _, sub in sp or []:
         low = Estimator(stats, seed)
         low.fn_names = names
-        lnode = low.rel(sp[1])
-    if lnode is not None and lnode.exprs:      # a zero-column cut cannot be shipped: no split
+        lnode = low.rel(sub)
+        if not lnode.exprs:              # a zero-column cut cannot be shipped: no split
+            parts = []
+            break
         lops = {k: float(low.ops.get(k, 0.0)) for k in OPS}
         lops["out_cells"] = lnode.rows * len(lnode.exprs)
+        parts.append({"rows": lnode.rows, "cols": len(lnode.exprs), "width": _width(lnode.exprs, stats),
+                      "ops": lops})
+    if parts:
+        lops = {k: sum(p["ops"][k] for p in parts) for k in OPS}
+        out.splits = parts
         out.split_ops = lops
-        out.split_rows, out.split_cols = lnode.rows, len(lnode.exprs)
-        out.split_width = _width(lnode.exprs, stats)
+        out.split_rows = sum(p["rows"] for p in parts)
+        out.split_cols = sum(p["cols"] for p in parts)
+        out.split_width = sum(p["rows"] * p["width"] for p in parts) / max(out.split_rows, 1e-9)
         up = {k: max(0.0, ops[k] - lops[k]) for k in OPS}
-        up["rows"] = lnode.rows
-        up["scan"] = lnode.rows * len(lnode.exprs)
+        up["rows"] = out.split_rows
+        up["scan"] = sum(p["rows"] * p["cols"] for p in parts)
         up["out_cells"] = ops["out_cells"]
         out.upper_ops = up
+    return out
+
+
+def levels(plan_bytes_or_json, stats: dict[str, TableStats], seed: int = 0) -> list[dict]:
+    """Every relation of the plan, bottom-up: its operator, estimated rows and a standalone
+    Substrait plan of its subtree (to measure the actual rows at every plan level)."""
+    from datafusion import substrait as ss
+    pj = plan_bytes_or_json if isinstance(plan_bytes_or_json, dict) else plan_json(plan_bytes_or_json)
+    est = Estimator(stats, seed)
+    est.fn_names = _fn_names(pj)
+    est.rel(_root(pj)["input"])
+    out = []
+    for depth, (kind, rel, node) in enumerate(est.levels):
+        sub = dict(pj)
+        sub["relations"] = [{"root": {"input": rel, "names": [f"c{i}" for i in range(len(node.exprs))]}}]
+        out.append({"op": kind, "est_rows": node.rows, "order": depth,
+                    "plan": bytes(ss.Plan.from_json(json.dumps(sub)).encode())})
     return out

@@ -146,25 +146,34 @@ def run_sql_locally(sql: str, tables: dict[str, list[pa.Table]], threads: int = 
 SPLIT_TABLE = "__colony_split__"
 
 
-def split_plans(plan_bytes: bytes, lower_schema: pa.Schema | None = None) -> tuple[bytes, dict] | None:
-    """Cut a plan at its filter/projection subtree: (lower plan bytes, upper plan JSON template).
+def split_table(i: int) -> str:
+    """Name the host reads the i-th device-side result of a split under."""
+    return f"{SPLIT_TABLE}{i}"
 
-    The upper plan reads the lower result as table ``__colony_split__``; its read relation is
-    filled in by :func:`upper_plan` once the lower result's schema is known.
+
+def split_plans(plan_bytes: bytes) -> tuple[list[bytes], dict] | None:
+    """Cut a plan at its single-table filter/projection subtrees (below joins too): (lower plan
+    bytes per cut, upper plan JSON template).
+
+    The upper plan reads the i-th lower result as table ``split_table(i)``; its read
+    relations are filled in by :func:`upper_plan` once the lower results' schemas are known.
     """
-    from colony.query.estimate import plan_json, split_point
+    from colony.query.estimate import plan_json, split_points
     pj = plan_json(plan_bytes)
-    root = pj["relations"][0]["root"]
-    sp = split_point(root["input"])
-    if sp is None:
+    cuts = split_points(pj["relations"][0]["root"]["input"])
+    if not cuts or any(_width_of(sub, pj) == 0 for _, sub in cuts):
         return None
-    path, sub = sp
-    if _width_of(sub, pj) == 0:
-        return None
-    lower = copy.deepcopy(pj)
-    lower["relations"][0]["root"] = {"input": sub, "names": [f"c{i}" for i in range(_width_of(sub, pj))]}
-    lower_bytes = ss.Plan.from_json(json.dumps(lower)).encode()
-    return bytes(lower_bytes), {"plan": pj, "path": path}
+    lowers = []
+    for _, sub in cuts:
+        lower = copy.deepcopy(pj)
+        lower["relations"][0]["root"] = {"input": sub, "names": [f"c{i}" for i in range(_width_of(sub, pj))]}
+        lowers.append(bytes(ss.Plan.from_json(json.dumps(lower)).encode()))
+    return lowers, {"plan": pj, "paths": [p for p, _ in cuts]}
+
+
+def split_inputs(results: list) -> dict:
+    """The host's inputs of a split: the i-th device result as table ``split_table(i)``."""
+    return {split_table(i): [r] for i, r in enumerate(results)}
 
 
 def _width_of(rel: dict, pj: dict) -> int:
@@ -184,20 +193,18 @@ def _width_of(rel: dict, pj: dict) -> int:
     raise QueryError(f"cannot size relation {k}")
 
 
-def upper_plan(template: dict, lower_schema: pa.Schema) -> bytes:
-    """The host part of a split: the original plan with its lower subtree read from a table."""
+def upper_plan(template: dict, lower_schemas: list[pa.Schema]) -> bytes:
+    """The host part of a split: the original plan with each cut subtree read from a table."""
     from colony.query.estimate import _get
-    names = [f"c{i}" for i in range(len(lower_schema))]
-    schema = pa.schema([pa.field(n, f.type) for n, f in zip(names, lower_schema)])
-    ctx = planning_context({SPLIT_TABLE: schema})
-    read = json.loads(ss.Serde.serialize(f"select * from {SPLIT_TABLE}", ctx).to_json()
-                      if False else ss.Serde.deserialize_bytes(
-                          ss.Serde.serialize_bytes(f"select * from {SPLIT_TABLE}", ctx)).to_json())
-    read_rel = _find_read(read["relations"][0]["root"]["input"])
     pj = copy.deepcopy(template["plan"])
-    path = template["path"]
-    parent = _get(pj["relations"][0]["root"]["input"], path[:-1])
-    parent[path[-1]] = {"read": read_rel}
+    for i, (path, schema) in enumerate(zip(template["paths"], lower_schemas)):
+        name = split_table(i)
+        schema = pa.schema([pa.field(f"c{j}", f.type) for j, f in enumerate(schema)])
+        ctx = planning_context({name: schema})
+        read = json.loads(ss.Serde.deserialize_bytes(ss.Serde.serialize_bytes(f"select * from {name}", ctx)).to_json())
+        read_rel = _find_read(read["relations"][0]["root"]["input"])
+        parent = _get(pj["relations"][0]["root"]["input"], path[:-1])
+        parent[path[-1]] = {"read": read_rel}
     return bytes(ss.Plan.from_json(json.dumps(pj)).encode())
 
 

@@ -26,7 +26,33 @@ STATS_POOL = "__stats__"
 
 
 def _numeric(t: pa.DataType) -> bool:
-    return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
+    """Types whose values map onto a number line (KLL doubles sketch)."""
+    return (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
+            or pa.types.is_decimal(t) or pa.types.is_temporal(t))
+
+
+def _stringy(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+
+
+def as_numbers(arr: pa.Array) -> np.ndarray:
+    """Non-null values as float64 on the number line literals are read on: decimals by value,
+    dates in days since 1970-01-01, timestamps/times/durations in microseconds."""
+    t = arr.type
+    arr = pc.drop_null(arr)
+    if pa.types.is_date32(t):
+        return arr.cast(pa.int32()).to_numpy(zero_copy_only=False).astype(np.float64)
+    if pa.types.is_date64(t):
+        return arr.cast(pa.int64()).to_numpy(zero_copy_only=False) / 86_400_000.0
+    if pa.types.is_timestamp(t):
+        return arr.cast(pa.timestamp("us", t.tz)).cast(pa.int64()).to_numpy(zero_copy_only=False).astype(np.float64)
+    if pa.types.is_time(t):
+        return arr.cast(pa.time64("us")).cast(pa.int64()).to_numpy(zero_copy_only=False).astype(np.float64)
+    if pa.types.is_duration(t):
+        return arr.cast(pa.duration("us")).cast(pa.int64()).to_numpy(zero_copy_only=False).astype(np.float64)
+    if pa.types.is_decimal(t) or pa.types.is_boolean(t):
+        return arr.cast(pa.float64()).to_numpy(zero_copy_only=False)
+    return arr.to_numpy(zero_copy_only=False).astype(np.float64)
 
 
 @dataclass
@@ -37,6 +63,7 @@ class ColumnStats:
     theta: object                     # update_theta_sketch or compact_theta_sketch
     rows: int
     nulls: int = 0
+    items: ds.kll_items_sketch | None = None   # strings: quantiles, and a weighted sample for LIKE etc.
     _edges: np.ndarray | None = field(default=None, repr=False)
     _ranks: np.ndarray | None = field(default=None, repr=False)
 
@@ -45,14 +72,16 @@ class ColumnStats:
         arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
         nulls = arr.null_count
         theta = ds.update_theta_sketch(THETA_LG_K)
-        kll = None
+        kll = items = None
         if _numeric(arr.type):
-            vals = pc.drop_null(arr).to_numpy(zero_copy_only=False)
+            vals = as_numbers(arr)
             kll = ds.kll_doubles_sketch(KLL_K)
             if len(vals):
                 kll.update(np.array(vals, dtype=np.float64, copy=True))
             up = theta.update
-            for v in (vals.astype(np.float64).tolist() if vals.dtype.kind == "f" else vals.tolist()):
+            # hash every number as a float64, so equal keys of different integer/decimal types meet;
+            # each distinct value once (Theta ignores repeats anyway)
+            for v in np.unique(vals).tolist():
                 up(v)
         elif pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type) \
                 or pa.types.is_fixed_size_binary(arr.type):
@@ -60,24 +89,37 @@ class ColumnStats:
             for v in pc.drop_null(arr).to_pylist():
                 up(hashlib.blake2b(v, digest_size=8).hexdigest())
         else:
+            strs = pc.drop_null(arr)
+            if _stringy(arr.type):
+                items = ds.kll_items_sketch(KLL_K)
+                iup = items.update
+            else:
+                strs, iup = strs.cast(pa.string()) if not pa.types.is_binary(arr.type) else strs, None
             up = theta.update
-            for v in pc.drop_null(arr).cast(pa.string()).to_pylist():
+            for v in pc.unique(strs).to_pylist():
                 up(v)
-        return cls(kll=kll, theta=theta.compact(), rows=len(arr), nulls=nulls)
+            if iup is not None:
+                for v in strs.to_pylist():
+                    iup(v)
+        return cls(kll=kll, theta=theta.compact(), rows=len(arr), nulls=nulls, items=items)
 
     # -- combination ---------------------------------------------------------
     @staticmethod
     def merge_all(parts: list["ColumnStats"]) -> "ColumnStats":
         union = ds.theta_union(THETA_LG_K)
-        kll = None
+        kll = items = None
         for p in parts:
             union.update(p.theta)
             if p.kll is not None:
                 if kll is None:
                     kll = ds.kll_doubles_sketch(KLL_K)
                 kll.merge(p.kll)
+            if p.items is not None:
+                if items is None:
+                    items = ds.kll_items_sketch(KLL_K)
+                items.merge(p.items)
         return ColumnStats(kll=kll, theta=union.get_result(), rows=sum(p.rows for p in parts),
-                           nulls=sum(p.nulls for p in parts))
+                           nulls=sum(p.nulls for p in parts), items=items)
 
     # -- queries ------------------------------------------------------------
     @property
@@ -118,9 +160,45 @@ class ColumnStats:
             return 1.0
         return float(np.interp(v, e, r))
 
+    def weighted_items(self) -> tuple[np.ndarray, np.ndarray]:
+        """The string sketch's retained items and their weights (a weighted sample)."""
+        if getattr(self, "_witems", None) is None:
+            pairs = list(self.items) if self.items is not None and not self.items.is_empty() else []
+            self._witems = (np.array([p[0] for p in pairs], dtype=object),
+                            np.array([p[1] for p in pairs], dtype=np.float64))
+        return self._witems
+
+    def str_cdf(self, v: str) -> float:
+        """Fraction of non-null strings < v."""
+        if self.items is None or self.items.is_empty():
+            return 0.5
+        return float(self.items.get_rank(v))
+
+    def point(self, v) -> float:
+        """Fraction of non-null values equal to v: a heavy hitter's share of the string sample,
+        else 1/NDV (inside [min, max] for numbers)."""
+        if self.kll is not None:
+            if not self.lo <= float(v) <= self.hi:
+                return 0.0
+            if self.ndv <= 200:        # few values: the sketch holds each one's mass
+                return max(float(self.kll.get_rank(float(v), True) - self.kll.get_rank(float(v), False)),
+                           0.0)
+            return 1.0 / self.ndv
+        items, w = self.weighted_items()
+        if len(items):
+            hit = float(w[items == v].sum()) / float(w.sum())
+            if hit > 0:
+                return hit
+        return 1.0 / self.ndv if self.rows else 0.0
+
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """Draw n values from the histogram (for multi-column predicates), by a 4096-step
-        inverse-CDF table so sampling costs O(1) per value."""
+        inverse-CDF table so sampling costs O(1) per value; strings from the weighted sample."""
+        if self.kll is None:
+            items, w = self.weighted_items()
+            if not len(items):
+                raise StatsError("column has no values to sample")
+            return items[rng.choice(len(items), size=n, p=w / w.sum())]
         if getattr(self, "_inv", None) is None:
             e, r = self._hist()
             self._inv = np.interp(np.linspace(0.0, 1.0, 4097), r, e)
@@ -132,13 +210,16 @@ class ColumnStats:
     # -- persistence ----------------------------------------------------------
     def to_row(self) -> dict:
         return {"kll": self.kll.serialize() if self.kll is not None else None,
-                "theta": self.theta.serialize(), "rows": self.rows, "nulls": self.nulls}
+                "theta": self.theta.serialize(), "rows": self.rows, "nulls": self.nulls,
+                "items": self.items.serialize(ds.PyStringsSerDe()) if self.items is not None else None}
 
     @classmethod
     def from_row(cls, row: dict) -> "ColumnStats":
         kll = ds.kll_doubles_sketch.deserialize(row["kll"]) if row["kll"] is not None else None
+        items = row.get("items")
+        items = ds.kll_items_sketch.deserialize(items, ds.PyStringsSerDe()) if items is not None else None
         return cls(kll=kll, theta=ds.compact_theta_sketch.deserialize(row["theta"]),
-                   rows=row["rows"], nulls=row["nulls"])
+                   rows=row["rows"], nulls=row["nulls"], items=items)
 
 
 @dataclass
@@ -172,6 +253,7 @@ class TableStats:
         return pa.table({"column": names,
                          "kll": pa.array([r["kll"] for r in rows], pa.binary()),
                          "theta": pa.array([r["theta"] for r in rows], pa.binary()),
+                         "items": pa.array([r["items"] for r in rows], pa.binary()),
                          "rows": pa.array([r["rows"] for r in rows], pa.int64()),
                          "nulls": pa.array([r["nulls"] for r in rows], pa.int64())},
                         metadata={"nbytes": str(self.nbytes), "objects": str(self.objects)})

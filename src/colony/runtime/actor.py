@@ -31,6 +31,7 @@ from colony.config.schema import _select
 from colony.pacing import payload_bytes
 from colony.runtime.links import CLIENT, Links
 from colony.services.base import DeviceContext
+from colony.runtime.fingerprint import fingerprint
 from colony.runtime.futures import resolve
 from colony.services.host import DeviceHost
 from colony.services.protocol import DeviceInfo
@@ -187,7 +188,7 @@ class DeviceActor:
         self._cpu = threading.BoundedSemaphore(spec.threads)
         ctx = DeviceContext(name=device, role=spec.role, threads=spec.threads, store=store,
                             peers=RayPeers(config, device), calibration=calibration.load(device),
-                            workdir=spec.spill_dir)
+                            workdir=spec.spill_dir, fingerprint=fingerprint(spec))
         self.host = DeviceHost(ctx, {"objects": {}, **config.device_services(device)})
         self.started = time.time()
         self.calls = 0
@@ -394,7 +395,10 @@ class DeviceActor:
         return calibration.device_suite(threads=self.spec.threads, seed=seed, quick=quick)
 
     def set_calibration(self, result: dict) -> None:
-        self.host.ctx.calibration = result
+        """Install the device suite's result, keeping the entries other calibrations added
+        (the query cost models live under ``"query"``)."""
+        keep = {k: v for k, v in (self.host.ctx.calibration or {}).items() if k not in result}
+        self.host.ctx.calibration = {**keep, **result}
 
     def ping(self) -> str:
         return self.spec.name

@@ -22,6 +22,7 @@ from colony import codec as _codec
 from colony.config import ColonyConfig
 from colony.config.schema import _select, resolve
 from colony.errors import UnknownDevice
+from colony.runtime.fingerprint import fingerprint
 from colony.services.base import DeviceContext, service_class
 from colony.services.host import DeviceHost
 from colony.services.protocol import DeviceInfo
@@ -48,7 +49,7 @@ class LocalColony:
                 store.create_pool(pool)
             ctx = DeviceContext(name=name, role=spec.role, threads=spec.threads, store=store,
                                 peers=_Peers(self, name),
-                                workdir=spec.spill_dir if spec.spill_explicit else None)
+                                workdir=spec.spill_dir if spec.spill_explicit else None, fingerprint=fingerprint(spec))
             self.hosts[name] = DeviceHost(ctx, {"objects": {}, **self.config.device_services(name)})
 
     # -- devices ------------------------------------------------------------------------

@@ -28,6 +28,7 @@ class DeviceContext:
     peers: Colony | None = None
     calibration: dict = field(default_factory=dict)   # persisted calibration results, if any
     workdir: str | None = None        # local disk for spill files / block stores
+    fingerprint: str = ""             # set by the runtime; calibrations are valid for it (opaque here)
 
 
 class Service:

@@ -26,8 +26,8 @@ import pyarrow as pa
 
 from colony import codec
 from colony.cost.models import DeviceModels
-from colony.decide import Decision, HostLoad, StormPolicy, decide
-from colony.errors import InvalidArgument
+from colony.decide import Decision, DeviceLoad, HostLoad, StormPolicy, decide
+from colony.errors import DeviceBusy, InvalidArgument, StaleCalibration
 from colony.query import plan as qplan
 from colony.query.estimate import estimate, plan_json
 from colony.errors import BadPlan
@@ -65,6 +65,10 @@ class QueryService(Service):
         self.memory_limit = int(options.get("memory_limit", 1 << 30))
         self.max_result_bytes = int(options.get("max_result_bytes", 1 << 30))
         self.admission_limit = int(options.get("admission_limit", 4))
+        self.max_queue = int(options.get("max_queue", 64))          # queries admitted on this device at once
+        self.policy = str(options.get("policy", "latency"))
+        self._dev_inflight = 0
+        self._dev_service_s = 0.0
         self.isolate = bool(options.get("isolate", True))
         self._workers = WorkerPool(keep=max(1, ctx.threads), prestart=False) if self.isolate else None
         self.models_dir = options.get("models_dir") or (os.path.join(ctx.workdir, "models") if ctx.workdir else None)
@@ -77,10 +81,18 @@ class QueryService(Service):
         self._service_s = 0.0
         self._rng = np.random.Generator(np.random.SFC64(stable_hash(ctx.name)))  # same on every run
         saved = ctx.calibration.get("query") if ctx.calibration else None
-        if saved:
-            self.models = DeviceModels.from_json(saved)
-        elif self.models_dir and os.path.exists(self._model_path()):
-            self.models = DeviceModels.load(self._model_path())
+        self.stale = ""
+        try:
+            if not saved and self.models_dir and os.path.exists(self._model_path()):
+                with open(self._model_path()) as f:
+                    saved = json.load(f)
+            if saved:
+                if saved.get("fingerprint") != ctx.fingerprint:
+                    raise StaleCalibration(f"device {ctx.name!r} changed since its calibration (role, threads, "
+                                           "link, software or layout); recalibrate")
+                self.models = DeviceModels.from_json(saved)
+        except (StaleCalibration, InvalidArgument) as e:
+            self.models, self.stale = None, str(e)     # reported uncalibrated; the client recalibrates
 
     # -- models ----------------------------------------------------------------
     def _model_path(self) -> str:
@@ -89,10 +101,12 @@ class QueryService(Service):
     def _persist(self) -> None:
         if self.models is None:
             return
-        self.ctx.calibration["query"] = self.models.to_json()
+        record = {**self.models.to_json(), "fingerprint": self.ctx.fingerprint}
+        self.ctx.calibration["query"] = record
         if self.models_dir:
             os.makedirs(self.models_dir, exist_ok=True)
-            self.models.save(self._model_path())
+            with open(self._model_path(), "w") as f:
+                json.dump(record, f)
 
     @endpoint
     def calibrate(self, n_runs: int = 120, min_rows: int = 20_000, max_rows: int = 400_000, seed: int = 0) -> dict:
@@ -120,6 +134,29 @@ class QueryService(Service):
         if report:
             self.models.report["link"] = report
         self._persist()
+
+    @endpoint
+    def set_call_path(self, fits: dict, report: dict | None = None) -> None:
+        """Install the per-placement call-path correction the client fitted on probe queries."""
+        if self.models is None:
+            raise QueryError(f"calibrate device {self.ctx.name!r} before installing its call-path model")
+        self.models.call_path = dict(fits)
+        if report:
+            self.models.report["call_path"] = report
+        self._persist()
+
+    @endpoint
+    def probe_table(self, pool: str, key: str, table: pa.Table | None) -> None:
+        """Put (or, with None, drop) a probe object for call-path calibration in a pool of
+        this device's own store."""
+        store = self.ctx.store
+        if table is None:
+            if pool in store.pools() and key in store.list(pool):
+                store.drop(pool, key)
+            return
+        if pool not in store.pools():
+            store.create_pool(pool)
+        store.put(pool, key, table)
 
     @endpoint
     def set_host_models(self, models: dict) -> None:
@@ -197,7 +234,7 @@ class QueryService(Service):
               storm: dict | None) -> tuple[dict, Any, Decision, float]:
         if not isinstance(plan_bytes, (bytes, bytearray, memoryview)):
             raise BadPlan("plan must be Substrait bytes")
-        t0 = time.process_time()
+        t0, w0 = time.thread_time(), time.perf_counter()   # this handler thread only: the estimator's own CPU
         pj = plan_json(bytes(plan_bytes))
         tabs = _tables_arg(tables)
         st = self._stats(tabs)
@@ -206,8 +243,15 @@ class QueryService(Service):
         pol = StormPolicy(**{k: v for k, v in storm.items() if k in ("mode", "limit", "beta")}) if storm else None
         with self._lock:                       # one generator, many request threads
             rng = np.random.Generator(np.random.SFC64(int(self._rng.integers(1 << 62))))
-        dec = decide(est, self.models, self.host_models, load, placement, pol, rng)
-        return pj, est, dec, time.process_time() - t0
+            dev_load = DeviceLoad(queue_depth=max(0, self._dev_inflight - 1), service_s=self._dev_service_s,
+                                  threads=self.ctx.threads, limit=self.max_queue)
+        policy = (storm or {}).get("policy") or self.policy
+        dec = decide(est, self.models, self.host_models, load, placement, pol, rng, dev_load, policy)
+        wall = time.perf_counter() - w0
+        for terms in (dec.predicted or {}).values():     # already spent on every placement: a known term
+            terms["estimate"] = wall
+            terms["total"] += wall
+        return pj, est, dec, time.thread_time() - t0
 
     @endpoint
     def explain(self, plan_bytes: bytes, tables: dict, placement: str = "auto", host_load: dict | None = None,
@@ -228,12 +272,35 @@ class QueryService(Service):
 
     @endpoint
     def execute(self, plan_bytes: bytes, tables: dict, placement: str = "auto", host_load: dict | None = None,
-                storm: dict | None = None, host: str | None = None) -> dict:
+                storm: dict | None = None, host: str | None = None, feedback: dict | None = None) -> dict:
         """Decide and run. Returns the result (down/split) or the raw objects (back), with timings.
 
         With ``host``, pushed-back objects and split results go from this device straight to
         the host's query service (device -> host link) and only the host's answer comes back
-        (``out["hosted"]``): the client's link never carries the raw objects."""
+        (``out["hosted"]``): the client's link never carries the raw objects.
+
+        Admits at most ``max_queue`` queries at once (DeviceBusy beyond); the queue ahead enters
+        the predicted device time; each run's measured execution corrects the model online."""
+        if feedback and self.models is not None:     # the client's measured total of its last query here
+            self.models.residuals.update("total:" + str(feedback.get("placement")),
+                                         float(feedback.get("predicted", 0.0)), float(feedback.get("actual", 0.0)))
+        with self._lock:
+            if self._dev_inflight >= self.max_queue:
+                raise DeviceBusy(f"device {self.ctx.name!r} has {self._dev_inflight} queries queued (limit "
+                                 f"{self.max_queue}); retry later or run with placement back")
+            self._dev_inflight += 1
+        try:
+            out = self._execute(plan_bytes, tables, placement, host_load, storm, host)
+        finally:
+            with self._lock:
+                self._dev_inflight -= 1
+        took = out["actual"].get("device_total", 0.0)
+        with self._lock:
+            self._dev_service_s = 0.8 * self._dev_service_s + 0.2 * took if self._dev_service_s else took
+        return out
+
+    def _execute(self, plan_bytes: bytes, tables: dict, placement: str, host_load: dict | None,
+                 storm: dict | None, host: str | None) -> dict:
         t_start = time.perf_counter()
         pj, est, dec, est_cpu = self._plan(plan_bytes, tables, placement, host_load, storm)
         tabs = _tables_arg(tables)
@@ -264,48 +331,60 @@ class QueryService(Service):
                 out["objects"] = objs
                 out["plan"] = bytes(plan_bytes)
         else:
-            run_bytes = bytes(plan_bytes)
+            runs = [bytes(plan_bytes)]
             if dec.placement == "split":
                 cut = qplan.split_plans(bytes(plan_bytes))
                 if cut is None:
                     dec.placement, dec.reason = "down", dec.reason + "; no shippable filter/projection part: down"
                     out["decision"] = dec.to_dict()
                 else:
-                    run_bytes, template = cut
-                    out["upper_template"] = template
-            if self._workers is not None:      # decode, execute and serialize in a killable worker
-                t0 = time.perf_counter()
-                objs = {name: [self.ctx.store.get(pool, k) for k in self._keys(pool, pattern)]
-                        for name, (pool, pattern) in tabs.items()}
-                act["deser"] = time.perf_counter() - t0
-                t0 = time.perf_counter()
-                buf = self._workers.run(run_bytes, objs, threads=self.ctx.threads, memory_limit=self.memory_limit,
-                                        max_result_bytes=self.max_result_bytes, timeout_s=self.timeout_s,
-                                        cache=True)
-                res = codec.unpack_one(buf, verify=False)
-                act["exec"], act["ser"] = time.perf_counter() - t0, 0.0
-            else:
-                ctx, act["deser"] = self._context(tabs)
-                t0 = time.perf_counter()
-                res = qplan.execute(ctx, run_bytes, self.timeout_s, self.max_result_bytes)
-                act["exec"] = time.perf_counter() - t0
-                t0 = time.perf_counter()
-                buf = codec.pack([res])
-                act["ser"] = time.perf_counter() - t0
-            act["bytes"] = buf.size
-            act["rows_device"] = res.num_rows
-            out["result"] = buf
-            if dec.placement == "split":
-                upper = qplan.upper_plan(template, res.schema)
-                del out["upper_template"]
+                    runs, template = cut
+            act["exec"] = act["ser"] = act["deser"] = 0.0
+            act["bytes"] = act["rows_device"] = 0
+            bufs, schemas = [], []
+            ctx = None
+            for run_bytes in runs:
+                if self._workers is not None:      # decode, execute and serialize in a killable worker
+                    t0 = time.perf_counter()
+                    objs = {name: [self.ctx.store.get(pool, k) for k in self._keys(pool, pattern)]
+                            for name, (pool, pattern) in tabs.items()}
+                    act["deser"] += time.perf_counter() - t0
+                    t0 = time.perf_counter()
+                    buf = self._workers.run(run_bytes, objs, threads=self.ctx.threads,
+                                            memory_limit=self.memory_limit, max_result_bytes=self.max_result_bytes,
+                                            timeout_s=self.timeout_s, cache=True)
+                    res = codec.unpack_one(buf, verify=False)
+                    act["exec"] += time.perf_counter() - t0
+                else:
+                    if ctx is None:
+                        ctx, act["deser"] = self._context(tabs)
+                    t0 = time.perf_counter()
+                    res = qplan.execute(ctx, run_bytes, self.timeout_s, self.max_result_bytes)
+                    act["exec"] += time.perf_counter() - t0
+                    t0 = time.perf_counter()
+                    buf = codec.pack([res])
+                    act["ser"] += time.perf_counter() - t0
+                act["bytes"] += buf.size
+                act["rows_device"] += res.num_rows
+                bufs.append(buf)
+                schemas.append(res.schema)
+            if dec.placement == "split":          # one result per cut; the host reads them by name
+                upper = qplan.upper_plan(template, schemas)
                 if host and self.ctx.peers is not None:
                     t0 = time.perf_counter()
                     out["hosted"] = self.ctx.peers.call(host, "query", "run_pushed", upper,
-                                                        {qplan.SPLIT_TABLE: [buf]}, reserved)
+                                                        qplan.split_inputs(bufs), reserved)
                     act["to_host"] = time.perf_counter() - t0
-                    del out["result"]
                 else:
-                    out["plan"] = upper
+                    out["result"], out["plan"] = bufs, upper
+            else:
+                out["result"] = bufs[0]
+            pred = dec.predicted.get(dec.placement) if dec.predicted else None
+            if self.models is not None and pred and est.supported:     # online correction
+                ops = est.split_ops if dec.placement == "split" else est.ops
+                fam = self.models.family(ops)
+                if fam:
+                    self.models.residuals.update(fam, pred["exec"], act["exec"])
         act["device_total"] = time.perf_counter() - t_start
         return out
 
@@ -358,8 +437,13 @@ class QueryService(Service):
 
     @endpoint
     def health(self) -> dict:
-        return {"device": self.ctx.name, "ok": True, "calibrated": self.models is not None,
-                "host_models": self.host_models is not None}
+        m = self.models
+        return {"device": self.ctx.name, "ok": True, "calibrated": m is not None,
+                "host_models": self.host_models is not None, "stale": self.stale,
+                "learner": m.report.get("kept") if m else None,
+                "corrections": m.residuals.to_json() if m else {},
+                "drift": m.residuals.drifted() if m else [],
+                "queue": self._dev_inflight, "max_queue": self.max_queue, "policy": self.policy}
 
 
 _ = (json, STATS_POOL)

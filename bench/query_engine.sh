@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Decision-engine benchmarks of issue 13 on the embedded Ray colony (each run < 10 min):
+# particle query families (13 families, 5 held out, 208 queries) and the 22 TPC-H-shaped
+# queries over colony.data.tpch at sf 0.05. Run under the shared lock:
+#   flock /tmp/colony-heavy.lock bench/query_engine.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+COLONY=${COLONY:-.venv/bin/colony}
+Q=src/colony/bench/queries
+ROWS=${ROWS:-300000}
+mkdir -p bench/results
+uptime
+timeout 600 "$COLONY" bench query --queries "$Q/families.sql" --rows "$ROWS" --recalibrate --calib-runs 60 --calib-rows 400000 \
+  --json bench/results/query_families${SUFFIX:-}.json > /tmp/colony-query_families.log 2>&1
+uptime
+DATA=${DATA:-/tmp/colony-tpch-sf005}
+[ -d "$DATA" ] || .venv/bin/python -c "from colony.data.tpch import write; write('$DATA', 0.05)"
+timeout 540 "$COLONY" bench query --queries "$Q/tpch/queries.sql" --data "$DATA" --calib-runs 60 --calib-rows 400000 \
+  --json bench/results/query_tpch${SUFFIX:-}.json > /tmp/colony-query_tpch.log 2>&1
+uptime

@@ -1,0 +1,193 @@
+"""Push-back storm and mixed workload on the Ray colony with pinned cores: the host on core 0,
+the four emulated SmartNICs on core 1 (``os.sched_setaffinity`` through the devices'
+``cores``), so device work does not steal the host's core.
+
+- storm: every policy on the same burst (naive, load-aware, admission, probabilistic,
+  utilization, always-down, always-back), p50/p99;
+- mixed: queries of the benchmark families on random SmartNICs under every placement and
+  auto (median of 3), first idle, then while a sifting run (k=4 on all four SmartNICs,
+  repeated waves) loads them.
+
+Run: flock /tmp/colony-heavy.lock python -m colony.bench.query_storm [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+SQL = ("select *, power(vx, 2) + power(vy, 2) + power(vz, 2) as e, sqrt(abs(vx * vy)) as g "
+       "from particles where x < 0.97")
+LINKS_GBPS = {"nic0": 16.0, "nic1": 8.0, "nic2": 4.0, "nic3": 32.0}
+
+
+def _config(models_dir: str, admission_limit: int):
+    from colony.config.builders import default_dict
+    from colony.config.schema import ColonyConfig
+    d = default_dict()
+    n = os.cpu_count() or 1
+    for name, dev in d["devices"].items():
+        dev["cores"] = [0] if dev.get("role") == "host" else [min(1, n - 1)]
+        if name in LINKS_GBPS:
+            dev["link_gbps"] = LINKS_GBPS[name]
+    for i in range(4):
+        d["pools"][f"particles_nic{i}"] = {"members": [f"nic{i}"], "policy": "tft"}
+    d["services"] = {"query": {"devices": "all", "options": {"models_dir": models_dir,
+                                                             "admission_limit": admission_limit}}}
+    return ColonyConfig.from_dict(d, source="<storm: pinned cores>")
+
+
+def burst(clients: dict, placement: str, per_device: int, seed: int) -> dict:
+    rng = np.random.Generator(np.random.SFC64(seed))
+    jobs = [(d, float(rng.uniform(0, 0.3))) for d in clients for _ in range(per_device)]
+    lat, placements = [], []
+    lock = threading.Lock()
+
+    def one(job):
+        dev, delay = job
+        time.sleep(delay)
+        t0 = time.perf_counter()
+        r = clients[dev].query(SQL, placement)
+        with lock:
+            lat.append(time.perf_counter() - t0)
+            placements.append(r.placement)
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(len(jobs)) as ex:
+        list(ex.map(one, jobs))
+    return {"queries": len(jobs), "p50_s": float(np.median(lat)), "p99_s": float(np.percentile(lat, 99)),
+            "mean_s": float(np.mean(lat)), "makespan_s": time.perf_counter() - t0,
+            "pushed_back": sum(p != "down" for p in placements)}
+
+
+def _sift_load(c, members: list[str], wave_rows: int, stop: threading.Event, done: list) -> None:
+    """Sift waves of particles (k=4, every SmartNIC a PE) until ``stop``: the co-located load."""
+    from colony.data import uniform
+    from colony.drivers.sift import Sifter
+    c.place("sift", members)
+    s = Sifter(c, members, k=4, durable=False, run="query-load")
+    seq = 0
+    while not stop.is_set():
+        wave = uniform(wave_rows, seed=seq)
+        step = -(-wave_rows // len(members))
+        for i, m in enumerate(members):
+            s.inject(wave.slice(i * step, step), m, source=f"rank{i}", seq=seq)
+        s.run()
+        done.append(wave_rows)
+        seq += 1
+
+
+def mixed(links, host: str, queries: list[dict], repeats: int, seed: int) -> dict:
+    from colony.drivers.query import QueryClient
+    from colony.drivers.workload import run_one, summarize
+    from colony.query.plan import TableSpec
+    rng = np.random.Generator(np.random.SFC64(seed))
+    clients = {f"nic{i}": QueryClient(links, host, {"particles": TableSpec("particles", f"particles_nic{i}")})
+               for i in range(4)}
+    recs = []
+    for q in queries:
+        dev = f"nic{int(rng.integers(4))}"
+        rec = run_one(clients[dev], q["sql"], repeats)
+        rec.update(device=dev, family=q["family"], held_out=q["held_out"])
+        recs.append(rec)
+    return {"summary": summarize(recs), "records": recs}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json", default="bench/results/query_storm.json")
+    ap.add_argument("--rows", type=int, default=200_000, help="particles per SmartNIC")
+    ap.add_argument("--per-device", type=int, default=8)
+    ap.add_argument("--admission-limit", type=int, default=2)
+    ap.add_argument("--mixed-per-family", type=int, default=2, help="mixed workload: queries per family")
+    ap.add_argument("--sift-wave", type=int, default=1_000_000, help="particles per sifting wave (load)")
+    a = ap.parse_args()
+    import colony as colony_pkg
+    from colony.data import uniform
+    from colony.drivers.emulated import DEFAULT_MODELS_DIR
+    from colony.drivers.query import QueryClient, ensure_calibrated
+    from colony.machine import describe
+    from colony.query.plan import TableSpec
+    cfg = _config(DEFAULT_MODELS_DIR + "-pinned", a.admission_limit)
+    c = colony_pkg.connect(cfg, temp_dir="/tmp/ray-colony-storm")
+    out: dict = {"machine": describe(), "config": vars(a), "sql": SQL,
+                 "cores": {d.name: list(d.cores or []) for d in cfg.devices.values()}}
+    try:
+        host = next(d.name for d in c.devices() if d.role == "host")
+        for i in range(4):
+            t = uniform(a.rows, seed=i)
+            for j in range(4):
+                c.put(f"particles_nic{i}", f"part-{j:05d}", t.slice(j * a.rows // 4, a.rows // 4))
+        links = c                     # the runtime paces every call on the devices' links
+        t0 = time.time()
+        out["calibrated"] = ensure_calibrated(links, host, 60, 400_000)
+        out["calibration_s"] = time.time() - t0
+
+        def clients(storm=None, send_load=True):
+            return {f"nic{i}": QueryClient(links, host, {"particles": TableSpec("particles", f"particles_nic{i}")},
+                                           storm, send_load) for i in range(4)}
+        policies = {"naive": (clients(send_load=False), "auto"),
+                    "load_aware": (clients(), "auto"),
+                    "admission": (clients({"mode": "admission", "limit": a.admission_limit}), "auto"),
+                    "probabilistic": (clients({"mode": "probabilistic", "beta": 0.5}), "auto"),
+                    "utilization": (clients({"policy": "utilization"}), "auto"),
+                    "always_down": (clients(), "down"), "always_back": (clients(), "back")}
+        out["policies"] = {}
+        for name, (cl, pl) in policies.items():
+            links.call(host, "query", "set_admission_limit", a.admission_limit)
+            out["policies"][name] = burst(cl, pl, a.per_device, seed=7)
+            print(name, out["policies"][name], flush=True)
+            save(a.json, out)
+        static = min(out["policies"]["always_down"]["p99_s"], out["policies"]["always_back"]["p99_s"])
+        out["summary"] = {"best_static_p99_s": static,
+                          "load_aware_p99_s": out["policies"]["load_aware"]["p99_s"],
+                          "load_aware_le_best_static": out["policies"]["load_aware"]["p99_s"] <= static}
+        save(a.json, out)
+        from importlib import resources
+
+        from colony.bench.query_families import read_families
+        fams = read_families(str(resources.files("colony.bench") / "queries" / "families.sql"))
+        picked, seen = [], {}
+        for q in fams:
+            if seen.get(q["family"], 0) < a.mixed_per_family:
+                seen[q["family"]] = seen.get(q["family"], 0) + 1
+                picked.append(q)
+        out["mixed_idle"] = mixed(links, host, picked, 3, seed=11)
+        print("mixed idle", {k: out["mixed_idle"]["summary"].get(k) for k in ("auto_over_oracle",
+              "auto_over_best_static", "decision_accuracy")}, flush=True)
+        save(a.json, out)
+        stop, done = threading.Event(), []
+        members = [f"nic{i}" for i in range(4)]
+        th = threading.Thread(target=_sift_load, args=(c, members, a.sift_wave, stop, done), daemon=True)
+        th.start()
+        time.sleep(5.0)                       # let the first wave reach the devices
+        try:
+            out["mixed_sifting"] = mixed(links, host, picked, 3, seed=11)
+        finally:
+            stop.set()
+        out["mixed_sifting"]["sift_load"] = {"wave_rows": a.sift_wave, "k": 4, "waves_done": len(done),
+                                             "members": members}
+        ms = out["mixed_sifting"]["summary"]
+        out["summary"]["mixed_sifting_auto_over_always_down"] = ms["total_s"]["auto"] / ms["total_s"]["always_down"]
+        print("mixed sifting", {k: ms.get(k) for k in ("auto_over_oracle", "auto_over_best_static",
+                                                         "decision_accuracy")}, flush=True)
+        th.join(timeout=60)
+    finally:
+        save(a.json, out)
+        c.shutdown()
+
+
+def save(path: str, out: dict) -> None:
+    """Written after every section, so a run cut short keeps what it measured."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(out, f, indent=1, default=str)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""The device's own load in its predictions, the latency/utilization policies, the bounded
+queue, and the online correction of the cost model (bounded, decaying, drift flagged)."""
+
+import numpy as np
+import pytest
+
+from colony.config.builders import devices as devices_config
+from colony.cost.models import DeviceModels, LinearModel, OpsExec, Residuals
+from colony.data import uniform
+from colony.decide import DeviceLoad, HostLoad, decide
+from colony.drivers.query import QueryClient, calibrate_colony
+from colony.errors import DeviceBusy, QueryError
+from colony.query.estimate import OPS, Estimate
+from colony.runtime.local import LocalColony
+
+
+def _models(name, threads, per_row):
+    k = len(OPS)
+    serial = [0.0] * k
+    serial[OPS.index("rows")] = per_row
+    return DeviceModels(device=name, threads=threads, exec=OpsExec(serial=serial, parallel=[0.0] * k, intercept=1e-4),
+                        ser_time=LinearModel(1e-5, 1e-9), ser_bytes=LinearModel(500, 1.0), deser_s=1e-5,
+                        link=LinearModel(5e-5, 1e-9))
+
+
+def _est(rows=1e6):
+    ops = dict.fromkeys(OPS, 0.0)
+    ops["rows"] = rows
+    return Estimate(rows=rows / 100, out_cols=2, out_width=16.0, ops=ops, input_rows=rows, input_bytes=int(rows * 72),
+                    objects=4)
+
+
+def _calibrated():
+    lc = LocalColony(devices_config({"host": {"role": "host", "threads": 2, "services": {"query": {}}},
+                                     "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {}},
+                                              "pools": ["particles"]}}))
+    lc.store("nic0").put("particles", "o0", uniform(20_000, seed=2))
+    lc.set_link("nic0", 8.0)
+    link = lc
+    calibrate_colony(link, "host", n_runs=12, max_rows=20_000)
+    return lc, link
+
+
+def test_device_queue_enters_down_and_policies_differ():
+    dev, host = _models("nic", 1, 2e-8), _models("host", 2, 1e-8)
+    idle = decide(_est(), dev, host, HostLoad(free_threads=2, threads=2))
+    assert idle.placement == "down" and "queue" not in idle.predicted["down"]
+    busy = decide(_est(), dev, host, HostLoad(free_threads=2, threads=2),
+                  dev_load=DeviceLoad(queue_depth=20, service_s=0.05, threads=1, limit=64))
+    assert busy.predicted["down"]["queue"] == pytest.approx(1.0)
+    assert busy.placement == "back"                        # latency: the queue makes down slower
+    util = decide(_est(), dev, host, HostLoad(free_threads=2, threads=2),
+                  dev_load=DeviceLoad(queue_depth=20, service_s=0.05, threads=1, limit=64), policy="utilization")
+    assert util.placement == "down" and "utilization" in util.reason
+    full = decide(_est(), dev, host, HostLoad(free_threads=2, threads=2),
+                  dev_load=DeviceLoad(queue_depth=64, service_s=0.05, threads=1, limit=64), policy="utilization")
+    assert full.placement == "back"
+    with pytest.raises(QueryError, match="policy"):
+        decide(_est(), dev, host, policy="fastest")
+
+
+def test_residuals_are_bounded_decay_and_flag_drift():
+    r = Residuals(alpha=0.2, bound=2.0, drift_at=1.5, min_n=10)
+    for _ in range(50):                                    # the device became 3x slower
+        r.update("filter", 1.0 * r.factor("filter"), 3.0)
+    assert r.factor("filter") == pytest.approx(2.0)        # bounded
+    assert r.drifted() == ["filter"]
+    for _ in range(40):                                    # back to normal: old evidence decays
+        r.update("filter", 1.0 * r.factor("filter"), 1.0)
+    assert r.factor("filter") == pytest.approx(1.0, abs=0.01) and not r.drifted()
+    m = _models("nic", 1, 2e-8)
+    base = m.predict_exec(_est().ops)
+    assert m.family(_est().ops) == "rows"
+    m.residuals.update("rows", base, 1.5 * base)
+    assert m.predict_exec(_est().ops) == pytest.approx(base * np.exp(0.2 * np.log(1.5)))
+
+
+def test_service_corrects_online_reports_it_and_bounds_its_queue():
+    lc, link = _calibrated()
+    c = QueryClient(link, "host")
+    for _ in range(3):
+        c.query("select * from particles where x < 0.2", "down")
+    h = link.call("nic0", "query", "health")
+    assert h["learner"] in ("ops", "nnls", "forest") and h["corrections"]
+    assert sum(v["n"] for v in h["corrections"].values()) >= 3 and h["queue"] == 0
+    lc.host("nic0").services["query"].max_queue = 0
+    with pytest.raises(DeviceBusy, match="queued"):
+        c.query("select * from particles where x < 0.2", "down")
+
+
+def test_family_attribution_works_for_the_amdahl_learner_too():
+    from colony.cost.models import NNLSExec
+    m = _models("nic", 1, 2e-8)
+    coef = [0.0] * len(OPS)
+    coef[OPS.index("filter")] = 1e-8
+    m.exec = NNLSExec(coef=coef, intercept=1e-4, serial=0.5)
+    ops = dict.fromkeys(OPS, 0.0)
+    ops["filter"] = 1e6
+    assert m.family(ops) == "filter"
+
+
+def test_client_feedback_corrects_the_end_to_end_prediction():
+    lc, link = _calibrated()
+    svc = lc.host("nic0").services["query"]
+    svc.models.call_path["down"] = {"a": 0.5, "b": 1.0}       # a call-path fit 0.5 s too slow
+    c = QueryClient(link, "host")
+    first = c.query("select * from particles where x < 0.2", "down").decision["predicted"]["down"]["total"]
+    for _ in range(6):
+        last = c.query("select * from particles where x < 0.2", "down").decision["predicted"]["down"]["total"]
+    assert first > 0.5 and last < 0.6 * first
+    assert link.call("nic0", "query", "health")["corrections"]["total:down"]["n"] >= 6

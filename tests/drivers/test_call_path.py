@@ -1,0 +1,27 @@
+"""Calibration through the call path: probe queries under every placement fit a
+per-placement correction that the device adds to its predictions."""
+
+from colony.config.builders import devices as devices_config
+from colony.data import uniform
+from colony.drivers.query import PROBE_POOL, QueryClient, calibrate_colony
+from colony.runtime.local import LocalColony
+
+
+def test_probe_queries_fit_a_call_path_correction_and_leave_no_probe_data():
+    lc = LocalColony(devices_config({"host": {"role": "host", "threads": 2, "services": {"query": {}}},
+                                     "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {}},
+                                              "pools": ["particles"]}}))
+    lc.set_link("nic0", 1.6)                                                # a slow link
+    link = lc
+    lc.store("nic0").put("particles", "o0", uniform(30_000, seed=1))
+    models = calibrate_colony(link, "host", n_runs=16, max_rows=40_000)
+    cp = models["nic0"]["call_path"]
+    rep = models["nic0"]["report"]["call_path"]
+    assert {"down", "back"} <= set(cp) and all(set(v) == {"a", "b"} for v in cp.values())
+    for pl in cp:
+        assert rep[pl]["n"] >= 3 and rep[pl]["ape_after_median"] <= rep[pl]["ape_before_median"] + 1e-9
+    assert PROBE_POOL not in lc.store("nic0").pools() or not lc.store("nic0").list(PROBE_POOL)
+    r = QueryClient(link, "host").query("select * from particles where x < 0.1", "down")
+    terms = r.decision["predicted"]["down"]
+    assert "call" in terms and abs(terms["total"] - sum(v for k, v in terms.items()
+                                                        if k not in ("total", "bytes"))) < 1e-12

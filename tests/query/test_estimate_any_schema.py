@@ -1,0 +1,137 @@
+"""Any schema: sketches for every Arrow primitive type, literals of each type, joins on a
+TPC-H-shaped 8-table schema with q-errors measured at every plan level."""
+
+from importlib import resources
+
+import datetime as dt
+import decimal
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from colony.data.tpch import tables as tpch_tables
+from colony.query import estimate, to_substrait
+from colony.query import plan as qplan
+from colony.query.estimate import levels
+from colony.query.stats import ColumnStats, TableStats
+from colony.drivers.workload import read_queries
+
+TPCH_SQL = resources.files("colony.bench") / "queries" / "tpch" / "queries.sql"
+
+N = 40_000
+
+
+@pytest.fixture(scope="module")
+def typed():
+    rng = np.random.default_rng(5)
+    days = rng.integers(8000, 12000, N)
+    t = pa.table({
+        "i8": pa.array(rng.integers(-100, 100, N), pa.int8()),
+        "u32": pa.array(rng.integers(0, 1 << 20, N), pa.uint32()),
+        "f32": pa.array(rng.random(N), pa.float32()),
+        "dec": pa.array([decimal.Decimal(int(v)) / 100 for v in rng.integers(0, 100_000, N)], pa.decimal128(12, 2)),
+        "d32": pa.array(days, pa.int32()).cast(pa.date32()),
+        "d64": pa.array(days.astype("int64") * 86_400_000, pa.int64()).cast(pa.date64()),
+        "ts": pa.array(rng.integers(0, 10**9, N) * 1000, pa.int64()).cast(pa.timestamp("ms")),
+        "s": pa.array(rng.choice(["alpha", "beta", "gamma", "delta", "epsilon"], N, p=[.5, .2, .15, .1, .05])),
+        "ls": pa.array([f"k{v:06d}" for v in rng.integers(0, 20_000, N)], pa.large_string()),
+        "b": pa.array(rng.random(N) < 0.3),
+    })
+    return t, TableStats.build([t])
+
+
+def test_every_primitive_type_gets_a_sketch_that_survives_persistence(typed):
+    _, st = typed
+    for name in ("i8", "u32", "f32", "dec", "d32", "d64", "ts", "b"):
+        assert st.columns[name].kll is not None, name
+    for name in ("s", "ls"):
+        assert st.columns[name].items is not None and st.columns[name].kll is None
+    back = TableStats.from_table(st.to_table())
+    assert back.columns["dec"].hi == pytest.approx(st.columns["dec"].hi)
+    assert back.columns["s"].point("alpha") == pytest.approx(0.5, abs=0.05)
+    assert back.columns["ls"].ndv == pytest.approx(17_300, rel=0.1)      # ~20k keys drawn 40k times
+    # number lines: decimals by value, dates in days, timestamps in microseconds
+    assert st.columns["dec"].lo >= 0 and st.columns["dec"].hi <= 1000
+    assert st.columns["d32"].cdf(10_000) == pytest.approx(0.5, abs=0.03)
+    assert st.columns["d64"].cdf(10_000) == pytest.approx(0.5, abs=0.03)
+    assert 0.99e15 < st.columns["ts"].hi <= 1e15         # ms values up to 1e12, read as microseconds
+
+
+@pytest.mark.parametrize("where", [
+    "dec < 250.00", "dec between 100.5 and 300.25", "d32 < date '1996-01-01'",
+    "ts < timestamp '1985-01-01 00:00:00'", "s = 'beta'", "s in ('gamma', 'delta')",
+    "s <> 'alpha'", "s like 'eps%'", "ls like '%99%'", "ls = 'k000123'", "b = true", "i8 < -50", "u32 >= 500000",
+    "f32 < 0.25 and s = 'alpha'", "substring(s, 1, 2) in ('al', 'ga')",
+])
+def test_literals_of_each_type_are_read(typed, where):
+    t, st = typed
+    sql = f"select * from t where {where}"
+    e = estimate(to_substrait(sql, {"t": t.schema}), {"t": st})
+    a = qplan.run_sql_locally(sql, {"t": [t]}).num_rows
+    assert e.supported and not e.bounds, e.bounds
+    q = max(e.rows, 1) / max(a, 1)
+    assert 1 / 1.5 <= q <= 1.5, (e.rows, a)
+
+
+@pytest.fixture(scope="module")
+def tpch():
+    t = tpch_tables(0.01, seed=1)
+    st = {k: TableStats.build([v]) for k, v in t.items()}
+    ctx = qplan.execution_context(2)
+    for n, v in t.items():
+        qplan.register(ctx, n, [[v]])
+    return t, st, ctx, read_queries(str(TPCH_SQL))
+
+
+def test_tpch_shaped_queries_are_modelled_with_q_error_at_most_2_at_every_plan_level(tpch):
+    t, st, ctx, queries = tpch
+    schemas = {k: v.schema for k, v in t.items()}
+    assert len(queries) == 22
+    supported, per_op = 0, {}
+    for sql in queries:
+        pb = to_substrait(sql, schemas)
+        e = estimate(pb, st)
+        supported += e.supported
+        for lv in levels(pb, st):
+            a = qplan.execute(ctx, lv["plan"]).num_rows
+            q = max(lv["est_rows"], 1) / max(a, 1)
+            per_op.setdefault(lv["op"], []).append(max(q, 1 / q))
+    assert supported >= 0.9 * len(queries)
+    assert {"read", "filter", "project", "join", "aggregate", "sort", "fetch"} <= set(per_op)
+    for op, qs in per_op.items():
+        assert np.median(qs) <= 2.0, (op, np.median(qs))
+    assert np.percentile(sum(per_op.values(), []), 90) <= 4.0
+
+
+def test_join_estimates_report_the_bounds_they_use(tpch):
+    t, st, _, queries = tpch
+    schemas = {k: v.schema for k, v in t.items()}
+    e9 = estimate(to_substrait(queries[8], schemas), st)          # lineitem x partsupp on two keys
+    assert any("composite join key" in b for b in e9.bounds) and "bounded" in e9.reason
+    e3 = estimate(to_substrait(queries[2], schemas), st)          # three-way FK join, no bound needed
+    assert e3.supported and not e3.bounds
+    # semi and anti joins (exists / not exists) are estimated, not refused
+    for i in (3, 20, 21):
+        pj = estimate(to_substrait(queries[i], schemas), st)
+        assert pj.supported and pj.rows is not None
+
+
+def test_equi_join_from_key_sketches(tpch):
+    t, st, _, _ = tpch
+    schemas = {k: v.schema for k, v in t.items()}
+    sql = ("select * from orders join customer on o_custkey = c_custkey "
+           "where c_mktsegment = 'BUILDING' and o_orderdate < date '1995-03-15'")
+    e = estimate(to_substrait(sql, schemas), st)
+    a = qplan.run_sql_locally(sql, {k: [v] for k, v in t.items()}).num_rows
+    assert abs(e.rows - a) / a < 0.15
+    # customers without orders: the anti join counts the third that never ordered
+    sql = "select * from customer where c_custkey not in (select o_custkey from orders)"
+    e = estimate(to_substrait(sql, schemas), st)
+    a = qplan.run_sql_locally(sql, {k: [v] for k, v in t.items()}).num_rows
+    assert abs(e.rows - a) / a < 0.15
+
+
+def test_string_sample_columns_keep_kind():
+    cs = ColumnStats.build(pa.array(["a", "b", None, "a"]))
+    assert cs.nulls == 1 and cs.point("a") == pytest.approx(2 / 3) and cs.point("zz") == pytest.approx(0.5)
