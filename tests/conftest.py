@@ -28,7 +28,9 @@ def ray_colony(tmp_path_factory):
     """
     from colony.config import default
     from colony.runtime.cluster import local_cluster
-    cfg = default().with_budgets(memory="64MiB", disk="512MiB")
+    # several tests SIGKILL devices of this one session colony: Ray must always restart them (a device
+    # created afresh after its restarts ran out would start empty and fail the next durability test)
+    cfg = default().with_budgets(memory="64MiB", disk="512MiB").with_runtime(max_restarts=-1)
     with local_cluster(cfg, nodes=3, temp_dir=ray_temp_dir(), object_store_memory=256 << 20,
                        spill_root=tmp_path_factory.mktemp("spill")) as colony:
         yield colony

@@ -147,7 +147,7 @@ def test_a_cancelled_long_query_stops_on_the_device_which_stays_healthy(gw):
     cancelled_at = []
     with _connect(server) as conn, conn.cursor() as cur:
         def cancel_once_running():                     # the join is running in the host's query worker
-            stop = time.monotonic() + 30
+            stop = time.monotonic() + 60                # generous: a loaded 2-core machine starts workers slowly
             while not lc.call("host", "query", "workers")["live"] and time.monotonic() < stop:
                 time.sleep(0.05)
             cancelled_at.append(time.perf_counter())
@@ -160,7 +160,7 @@ def test_a_cancelled_long_query_stops_on_the_device_which_stays_healthy(gw):
             cur.fetchall()
         answered = time.perf_counter()
         timer.join()
-        assert answered - cancelled_at[0] < 2.0 and answered - t0 < 30      # answered at once, not at the deadline
+        assert answered - cancelled_at[0] < 2.0 and answered - t0 < 60      # answered at once, not at the deadline
     deadline = time.monotonic() + 3                 # the server sees the cancel a poll (20 ms) after the client
     while server.stats["cancelled"] == before and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -7,7 +7,6 @@ import subprocess
 import threading
 from pathlib import Path
 
-import pytest
 
 from colony.config.builders import devices as devices_config
 from colony.data import uniform

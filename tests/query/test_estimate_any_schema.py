@@ -3,7 +3,6 @@ TPC-H-shaped 8-table schema with q-errors measured at every plan level."""
 
 from importlib import resources
 
-import datetime as dt
 import decimal
 
 import numpy as np

@@ -16,7 +16,6 @@ import time
 from typing import Callable
 
 import numpy as np
-import pyarrow as pa
 
 from colony import codec
 from colony.cost.models import DeviceModels, LinearModel, fit_exec_both
