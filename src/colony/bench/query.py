@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -36,6 +35,7 @@ from colony.query.estimate import estimate
 from colony.query.plan import TableSpec
 from colony.query.stats import TableStats
 from colony.drivers.workload import read_queries, run_one, summarize
+from colony.bench.query_storm import SQL as STORM_SQL, burst
 
 con = Console()
 
@@ -200,8 +200,7 @@ def mixed(colony, client_for, n_queries: int, seed: int, extra: list[str]) -> di
 
 
 def storm(colony, client_for, per_device: int, seed: int, admission_limit: int) -> dict:
-    sql = ("select *, power(vx, 2) + power(vy, 2) + power(vz, 2) as e, sqrt(abs(vx * vy)) as g "
-           "from particles where x < 0.97")
+    sql = STORM_SQL
     out = {}
     # none: the naive engine (no load report, no control); load: the load report's wait term
     # only; admission / probabilistic: the two storm controls (with the load report)
@@ -209,27 +208,7 @@ def storm(colony, client_for, per_device: int, seed: int, admission_limit: int) 
         colony.call("host", "query", "set_admission_limit", admission_limit)
         pol = None if mode in ("none", "load") else {"mode": mode, "limit": admission_limit, "beta": 0.5}
         clients = {f"nic{d}": client_for(f"nic{d}", storm=pol, send_load=(mode != "none")) for d in range(4)}
-        rng = np.random.Generator(np.random.SFC64(seed))
-        jobs = [(f"nic{d}", float(rng.uniform(0, 0.3))) for d in range(4) for _ in range(per_device)]
-        lat, placements = [], []
-        lock = threading.Lock()
-
-        def one(job):
-            dev, delay = job
-            time.sleep(delay)
-            t0 = time.perf_counter()
-            r = clients[dev].query(sql, "auto")
-            with lock:
-                lat.append(time.perf_counter() - t0)
-                placements.append(r.placement)
-
-        t0 = time.perf_counter()
-        with ThreadPoolExecutor(len(jobs)) as ex:
-            list(ex.map(one, jobs))
-        wall = time.perf_counter() - t0
-        out[mode] = {"queries": len(jobs), "p50_s": float(np.median(lat)), "p99_s": pct(lat, 99),
-                     "mean_s": float(np.mean(lat)), "makespan_s": wall,
-                     "pushed_back": sum(p != "down" for p in placements)}
+        out[mode] = burst(clients, "auto", per_device, seed, sql=sql)
     # references: everything kept on the devices / everything pushed back
     clients = {f"nic{d}": client_for(f"nic{d}") for d in range(4)}
     for pl in ("down", "back"):

@@ -162,11 +162,7 @@ class JobStore(Service):
                         live.add(txn)
                         continue
                     dead.add(txn)
-                try:
-                    self.ctx.peers.call(dev, "objects", "drop", j["pool"], k)
-                    n += 1
-                except UnknownKey:
-                    pass
+                n += self._drop_one(dev, j["pool"], k)
         return n
 
     @endpoint
@@ -207,6 +203,14 @@ class JobStore(Service):
             out += self.ctx.peers.call(dev, "objects", "list", j["pool"], prefix)
         return out
 
+    def _drop_one(self, device: str, pool: str, key: str) -> int:
+        """Drop one chunk on ``device``; 1 if it was there, 0 if it was already gone."""
+        try:
+            self.ctx.peers.call(device, "objects", "drop", pool, key)
+            return 1
+        except UnknownKey:
+            return 0
+
     def _drop(self, j: dict, prefix: str) -> int:
         n = 0
         for dev in j["members"]:
@@ -215,9 +219,5 @@ class JobStore(Service):
             except Exception:   # noqa: BLE001 - a dead member's objects die with it (or gc later)
                 continue
             for k in keys:
-                try:
-                    self.ctx.peers.call(dev, "objects", "drop", j["pool"], k)
-                    n += 1
-                except UnknownKey:
-                    pass
+                n += self._drop_one(dev, j["pool"], k)
         return n
