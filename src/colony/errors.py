@@ -175,6 +175,10 @@ class QueryTimeout(QueryError, DeadlineExceeded):
     """The query ran past its deadline; its work was stopped."""
 
 
+class QueryCancelled(QueryError):
+    """The query was cancelled by its client (a Flight SQL cancel, Ctrl-C); its work was stopped."""
+
+
 class ResultTooLarge(QueryError):
     """The result is larger than the configured cap; add a LIMIT or an aggregate."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from typing import Optional
 
 import typer
@@ -123,17 +124,21 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         from rich.console import Console
         if placement not in ("auto", "down", "back", "split"):
             raise typer.BadParameter("placement must be auto, down, back or split")
+        qid = "cli-" + uuid.uuid4().hex      # Ctrl-C cancels it on the devices (QueryClient.query)
         if address or up:
             from colony.cli.catalog import attach, ready
             from colony.drivers.catalog import Catalog
-            r = Catalog(ready(attach(config, address))).query(sql, placement, explain=explain)
+            client, close = Catalog(ready(attach(config, address))), lambda: None
         else:
             check_sql(sql)
             _, client, close = _open(rows, device, seed, 100, local, recalibrate, data)
-            try:
-                r = client.query(sql, placement, explain=explain)
-            finally:
-                close()
+        try:
+            r = client.query(sql, placement, explain=explain, query_id=qid)
+        except KeyboardInterrupt:             # Ctrl-C: the client has cancelled it on its devices
+            Console(stderr=True).print(f"cancelled: query {qid} stopped on the devices working on it")
+            raise typer.Exit(130) from None
+        finally:
+            close()
         out = r.to_dict()
         if as_json:
             if r.table is not None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from colony.drivers.query import QueryClient, ensure_calibrated
+from colony.drivers.query import Cancels, QueryClient, ensure_calibrated
 from colony.errors import ServiceError, UnknownTable
 from colony.query.plan import TableSpec
 
@@ -126,6 +126,7 @@ class Catalog:
         self._at = -1e18
         self._tables: list[TableInfo] = []
         self._client: QueryClient | None = None
+        self.cancels = Cancels()                      # shared by every client a rescan makes
 
     def tables(self, refresh: bool = False) -> list[TableInfo]:
         with self._lock:
@@ -135,7 +136,8 @@ class Catalog:
                     specs: dict[str, TableSpec] = {}
                     for t in tabs:
                         specs.setdefault(t.name, TableSpec(t.name, t.pool, t.pattern))   # first pool wins a name
-                    self._client = QueryClient(self.colony, self.host, specs, storm=self.storm)
+                    self._client = QueryClient(self.colony, self.host, specs, storm=self.storm,
+                                               cancels=self.cancels)
                 self._tables, self._at = tabs, time.monotonic()
             return self._tables
 
@@ -147,9 +149,14 @@ class Catalog:
     def pool_of(self, table: str) -> str | None:
         return next((t.pool for t in self.tables(refresh=True) if t.name == table), None)
 
-    def query(self, sql: str, placement: str = "auto", explain: bool = False):
-        """Run SQL through the query client; a table unknown to the last scan triggers one rescan."""
+    def query(self, sql: str, placement: str = "auto", explain: bool = False, query_id: str | None = None):
+        """Run SQL through the query client; a table unknown to the last scan triggers one rescan.
+        ``query_id`` names it for :meth:`cancel`."""
         try:
-            return self.client().query(sql, placement, explain=explain)
+            return self.client().query(sql, placement, explain=explain, query_id=query_id)
         except UnknownTable:
-            return self.client(refresh=True).query(sql, placement, explain=explain)
+            return self.client(refresh=True).query(sql, placement, explain=explain, query_id=query_id)
+
+    def cancel(self, query_id: str) -> dict[str, list[int]]:
+        """Stop a running query on every device working on it (worker pids killed per device)."""
+        return self.client().cancel(query_id)

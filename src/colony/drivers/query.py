@@ -7,7 +7,9 @@ Works on any colony-like object with ``call(device, service, method, ...)`` and
 
 from __future__ import annotations
 
+import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,7 +18,7 @@ import pyarrow as pa
 from colony import codec
 from colony.query import plan as qplan
 from colony.query.plan import TableSpec
-from colony.errors import QueryError, UnknownTable
+from colony.errors import ColonyError, QueryCancelled, QueryError, UnknownTable
 
 
 @dataclass
@@ -55,14 +57,45 @@ class QueryResult:
                 "ops": self.decision.get("estimate", {}).get("ops")}
 
 
+class Cancels:
+    """Queries in flight (id -> the devices working on them) and the ids cancelled. Shared by
+    the clients of one catalog, so a cancel finds its query whichever client runs it; a
+    cancel that overtakes its query is remembered and refuses it."""
+
+    def __init__(self, keep: int = 4096) -> None:
+        self._lock = threading.Lock()
+        self._active: dict[str, set[str]] = {}
+        self._cancelled: dict[str, None] = {}
+        self.keep = keep
+
+    def enter(self, query_id: str, devices) -> None:
+        with self._lock:
+            if query_id in self._cancelled:
+                raise QueryCancelled(f"query {query_id} was cancelled by its client")
+            self._active.setdefault(query_id, set()).update(devices)
+
+    def leave(self, query_id: str) -> None:
+        with self._lock:
+            self._active.pop(query_id, None)
+
+    def cancel(self, query_id: str) -> set[str]:
+        """Mark it cancelled; the devices it is running on now."""
+        with self._lock:
+            self._cancelled[query_id] = None
+            while len(self._cancelled) > self.keep:
+                self._cancelled.pop(next(iter(self._cancelled)))
+            return set(self._active.get(query_id, ()))
+
+
 class QueryClient:
     """Runs SQL over tables bound to pool/key patterns in a colony."""
 
     def __init__(self, colony, host: str, tables: dict[str, TableSpec] | None = None, storm: dict | None = None,
-                 send_load: bool = True, devices: list[str] | None = None):
+                 send_load: bool = True, devices: list[str] | None = None, cancels: Cancels | None = None):
         """``send_load=False`` leaves the host's load report out of requests (the naive engine,
         for measuring push-back storms); ``devices`` limits where tables are looked for
-        (default: every device but the host)."""
+        (default: every device but the host); ``cancels``: a registry shared with other clients."""
+        self.cancels = cancels or Cancels()
         self.send_load = send_load
         self.colony = colony
         self.host = host
@@ -120,17 +153,43 @@ class QueryClient:
         not hold every table of the catalog)."""
         return {n: list(s) for n, s in self._specs().items() if n in used}
 
-    def query(self, sql: str, placement: str = "auto", explain: bool = False) -> QueryResult:
+    def cancel(self, query_id: str) -> dict[str, list[int]]:
+        """Cancel a query started with ``query_id``: every device working on it kills the
+        worker process running it (and refuses it from then on); the query raises
+        QueryCancelled. Returns the worker pids killed per device."""
+        out: dict[str, list[int]] = {}
+        for d in sorted(self.cancels.cancel(query_id)):
+            try:
+                out[d] = self.colony.call(d, "query", "cancel", query_id)["killed"]
+            except ColonyError:          # a device that is gone has stopped the work too
+                out[d] = []
+        return out
+
+    def query(self, sql: str, placement: str = "auto", explain: bool = False,
+              query_id: str | None = None) -> QueryResult:
+        """Plan, decide and run (or only explain). ``query_id`` names it for :meth:`cancel`;
+        interrupted (Ctrl-C), it is cancelled on the devices working on it."""
+        qid = query_id or uuid.uuid4().hex
+        try:
+            return self._query(sql, placement, explain, qid)
+        except KeyboardInterrupt:
+            self.cancel(qid)
+            raise
+        finally:
+            self.cancels.leave(qid)
+
+    def _query(self, sql: str, placement: str, explain: bool, qid: str) -> QueryResult:
         t_start = time.perf_counter()
         plan_bytes, devs, used = self._plan_used(sql)
+        self.cancels.enter(qid, [*devs, self.host])
         if not devs:                               # reads no table (select 1): the host answers
-            h = self.colony.call(self.host, "query", "run_pushed", plan_bytes, {})
+            h = self.colony.call(self.host, "query", "run_pushed", plan_bytes, {}, query_id=qid)
             return QueryResult(h["result"], "host", {"placement": "host", "reason": "reads no table",
                                                      "predicted": {}, "estimate": {"supported": True}},
                                {"exec_host": h["exec_host"], "total": time.perf_counter() - t_start},
                                self.host, sql, float(h["result"].num_rows))
         if len(devs) > 1:
-            return self._query_multi(sql, plan_bytes, devs, placement, explain, t_start, used)
+            return self._query_multi(sql, plan_bytes, devs, placement, explain, t_start, used, qid)
         dev = devs[0]
         load = self.colony.call(self.host, "query", "load") if self.send_load else None
         tables = self._bound(used)
@@ -141,7 +200,7 @@ class QueryClient:
                                r["decision"]["estimate"]["rows"], True, {"estimate_cpu_s": r["estimate_cpu_s"]})
         t0 = time.perf_counter()
         r = self.colony.call(dev, "query", "execute", plan_bytes, tables, placement, load, storm, self.host,
-                             feedback=self._feedback.pop(dev, None))
+                             feedback=self._feedback.pop(dev, None), query_id=qid)
         call_s = time.perf_counter() - t0
         act = dict(r["actual"])
         act["transfer"] = max(0.0, call_s - act.get("device_total", 0.0))
@@ -157,7 +216,8 @@ class QueryClient:
             act["deser_host"] = time.perf_counter() - t0
         else:
             inputs = r["objects"] if pl == "back" else qplan.split_inputs(r["result"])
-            h = self.colony.call(self.host, "query", "run_pushed", r["plan"], inputs, r.get("reserved", False))
+            h = self.colony.call(self.host, "query", "run_pushed", r["plan"], inputs, r.get("reserved", False),
+                                 query_id=qid)
             table = h["result"]
             act.update(deser_host=h["deser_host"], exec_host=h["exec_host"], host_threads=h["threads"],
                        wait=max(0.0, h.get("queued_s", 0.0)))
@@ -169,7 +229,7 @@ class QueryClient:
                            extra={"estimate_cpu_s": r["estimate_cpu_s"]})
 
 
-    def _query_multi(self, sql, plan_bytes, devs, placement, explain, t_start, used) -> QueryResult:
+    def _query_multi(self, sql, plan_bytes, devs, placement, explain, t_start, used, qid) -> QueryResult:
         """A table spread over several devices: each device runs (or hands back) the
         filter/projection part over its own objects; the host combines.
 
@@ -207,7 +267,8 @@ class QueryClient:
             # host itself and gets the lower part's answer; the whole plan over every device's objects
             # together (no lower part) still needs them in one place: through this client
             host = self.host if lower is not None else None
-            r = self.colony.call(d, "query", "execute", lower or plan_bytes, tables, per_dev, load, storm, host)
+            r = self.colony.call(d, "query", "execute", lower or plan_bytes, tables, per_dev, load, storm, host,
+                                 query_id=qid)
             a = dict(r["actual"], call_s=time.perf_counter() - t0)
             act["per_device"][d] = a
             decisions[d] = r["decision"]
@@ -220,12 +281,12 @@ class QueryClient:
                 pieces.append(r["result"])
         if raw:
             if lower is None:                      # host runs everything over all objects
-                h = self.colony.call(self.host, "query", "run_pushed", plan_bytes, raw)
+                h = self.colony.call(self.host, "query", "run_pushed", plan_bytes, raw, query_id=qid)
                 table = h["result"]
                 act["exec_host"] = h["exec_host"]
                 pieces = []
             else:
-                h = self.colony.call(self.host, "query", "run_pushed", lower, raw)
+                h = self.colony.call(self.host, "query", "run_pushed", lower, raw, query_id=qid)
                 pieces.append(codec.pack([h["result"]]))
                 act["exec_host_lower"] = h["exec_host"]
         if lower is not None:
@@ -234,7 +295,8 @@ class QueryClient:
                 table = pa.concat_tables(tabs) if tabs else None
             else:
                 up = qplan.upper_plan(template, [tabs[0].schema])
-                h = self.colony.call(self.host, "query", "run_pushed", up, {qplan.split_table(0): pieces})
+                h = self.colony.call(self.host, "query", "run_pushed", up, {qplan.split_table(0): pieces},
+                                     query_id=qid)
                 table = h["result"]
                 act["exec_host"] = h["exec_host"]
         act["total"] = time.perf_counter() - t_start

@@ -5,8 +5,9 @@ so plan, estimate, decide and execute are exactly `colony query`'s). ``GetFlight
 plans the statement (errors come back at once, with the result schema) and starts it;
 ``DoGet`` waits for it and streams the result. A statement is cancelled when the client
 cancels its call, or by ``CancelFlightInfo`` / ``CancelQuery``: the client is answered at
-once and the result dropped; the work on the device stops at the device's own query
-deadline (the query service's ``timeout_s``), see docs/gateway.md.
+once and the result dropped, and the statement's query id is cancelled on every device
+working on it: the device kills the worker process running it and starts a fresh one
+(see docs/gateway.md).
 """
 
 from __future__ import annotations
@@ -138,6 +139,11 @@ class _Run:
     cancelled: threading.Event = field(default_factory=threading.Event)
     created: float = field(default_factory=time.monotonic)
 
+    @property
+    def query_id(self) -> str:
+        """The id devices know the statement's query by (their ``cancel`` names it)."""
+        return "flightsql-" + self.handle.hex()
+
 
 @dataclass
 class _Prepared:
@@ -248,7 +254,7 @@ class Gateway(flight.FlightServerBase):
     def _execute(self, run: _Run) -> pa.Table:
         if run.cancelled.is_set():
             raise flight.FlightCancelledError("statement cancelled before it started")
-        r = self.catalog.query(run.sql, run.placement)
+        r = self.catalog.query(run.sql, run.placement, query_id=run.query_id)
         t = r.table if r.table is not None else run.schema.empty_table()
         log.info("statement %s: %s on %s (%s rows)", run.handle.hex()[:8], r.placement, r.device, t.num_rows)
         return conform(t, run.schema)
@@ -259,7 +265,7 @@ class Gateway(flight.FlightServerBase):
         while True:
             if run.cancelled.is_set() or context.is_cancelled():
                 self._cancel(run)
-                raise flight.FlightCancelledError("statement cancelled; the device stops it at its query deadline")
+                raise flight.FlightCancelledError("statement cancelled; the devices running it stopped its work")
             try:
                 return run.future.result(timeout=self.poll_s)
             except TimeoutError:
@@ -283,6 +289,11 @@ class Gateway(flight.FlightServerBase):
             self._runs.pop(run.handle, None)
         if done:
             return fpb.CANCEL_STATUS_NOT_CANCELLABLE
+        if run.future is not None:
+            try:
+                self.catalog.cancel(run.query_id)
+            except ColonyError as e:        # the client is answered anyway; the deadline still stops it
+                log.warning("cancel of %s did not reach every device: %s", run.query_id, e)
         with self._lock:
             self.stats["cancelled"] += 1
         return fpb.CANCEL_STATUS_CANCELLED

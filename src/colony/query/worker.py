@@ -5,7 +5,8 @@ datafusion-python checks for interrupts only on the main thread (datafusion-pyth
 batches cannot stop an aggregate or a join that emits nothing until it is done. Here each
 query runs in a child process (``python -m colony.query.worker``): the caller waits for
 the answer until the deadline and then kills the child, so the work provably stops (the
-process is gone, its CPU is free) and the next query gets a fresh worker.
+process is gone, its CPU is free) and the next query gets a fresh worker. A query run
+with a ``query_id`` is stopped the same way when its client cancels it (:meth:`WorkerPool.cancel`).
 
 Objects cross into the worker through shared-memory files (``/dev/shm``): the parent
 copies a query's stored Colony objects into one file and the worker maps it and decodes
@@ -34,7 +35,7 @@ from collections import OrderedDict
 import pyarrow as pa
 
 from colony import errors as _errors
-from colony.errors import ColonyError, QueryError, QueryTimeout
+from colony.errors import ColonyError, QueryCancelled, QueryError, QueryTimeout
 
 _LEN = struct.Struct("<Q")
 _ALIGN = 64
@@ -113,6 +114,9 @@ class WorkerPool:
         self._finalizer = weakref.finalize(self, _cleanup, self._files, self._idle, self._lock)
         self.killed: list[int] = []           # pids stopped at a deadline
         self.live: set[int] = set()
+        self.cancelled: list[dict] = []       # {"query_id", "pid"}: workers stopped by a cancel (last 256)
+        self.running: dict[str, set[_Proc]] = {}       # query id -> its workers now
+        self._cancel_ids: OrderedDict[str, None] = OrderedDict()   # ids cancelled (last 4096): refused later
         if prestart:
             self._warm()
 
@@ -145,6 +149,31 @@ class WorkerPool:
                 self._idle.append(w)
                 return
         w.kill()
+
+    def cancel(self, query_id: str) -> list[int]:
+        """Stop the query's workers now (SIGKILL; its ``run`` raises :class:`QueryCancelled`)
+        and refuse it from here on. Returns the pids killed."""
+        with self._lock:
+            self._cancel_ids[query_id] = None
+            while len(self._cancel_ids) > 4096:
+                self._cancel_ids.popitem(last=False)
+            procs = list(self.running.get(query_id, ()))
+        for w in procs:        # the run's own thread reaps it and closes its pipes on EOF
+            try:
+                w.p.kill()
+            except ProcessLookupError:
+                pass
+        return [w.pid for w in procs]
+
+    def state(self) -> dict:
+        """live and deadline-killed pids, pids per running query id, and cancel-stopped workers."""
+        with self._lock:
+            return {"live": sorted(self.live), "killed": list(self.killed), "cancelled": list(self.cancelled),
+                    "running": {q: sorted(w.pid for w in ws) for q, ws in self.running.items()}}
+
+    def is_cancelled(self, query_id: str | None) -> bool:
+        with self._lock:
+            return query_id is not None and query_id in self._cancel_ids
 
     def _objects_file(self, tables: dict[str, list], cache: bool) -> tuple[str, dict, bool]:
         """(path, layout, temporary): the objects in one shared-memory file, reused when cached."""
@@ -179,17 +208,29 @@ class WorkerPool:
         return path, layout, False
 
     def run(self, plan_bytes: bytes, tables: dict[str, list], *, threads: int, memory_limit: int | None,
-            max_result_bytes: int | None, timeout_s: float | None, cache: bool = False) -> pa.Buffer:
+            max_result_bytes: int | None, timeout_s: float | None, cache: bool = False,
+            query_id: str | None = None) -> pa.Buffer:
         """The result as one packed Colony object (decode it with ``codec.unpack_one``).
 
-        ``cache``: the buffers are immutable stored objects likely queried again (keep their file)."""
+        ``cache``: the buffers are immutable stored objects likely queried again (keep their file).
+        ``query_id``: what :meth:`cancel` names to stop it."""
         t0 = time.monotonic()
         deadline = None if timeout_s is None else t0 + float(timeout_s)
+        if self.is_cancelled(query_id):
+            raise QueryCancelled(f"query {query_id} was cancelled by its client before it ran")
         path, layout, temporary = self._objects_file(tables, cache)
         result_path = os.path.join(_SHM or tempfile.gettempdir(), f"colony-result-{uuid.uuid4().hex}.clny")
         try:
             reply = None
             w = self._take()
+            if query_id is not None:
+                with self._lock:
+                    refused = query_id in self._cancel_ids
+                    if not refused:
+                        self.running.setdefault(query_id, set()).add(w)
+                if refused:
+                    self._give_back(w)
+                    raise QueryCancelled(f"query {query_id} was cancelled by its client before it ran")
             try:
                 _send(w.p.stdin, {"path": path, "tables": layout, "plan": bytes(plan_bytes), "threads": threads,
                                   "memory_limit": memory_limit, "max_result_bytes": max_result_bytes,
@@ -209,11 +250,38 @@ class WorkerPool:
                 w.kill()
                 with self._lock:
                     self.live.discard(w.pid)
+                    stopped = query_id is not None and w in self.running.get(query_id, ()) \
+                        and query_id in self._cancel_ids
+                    if stopped:
+                        self.cancelled = (self.cancelled + [{"query_id": query_id, "pid": w.pid}])[-256:]
                 self._warm()
+                if stopped:
+                    raise QueryCancelled(f"query {query_id} was cancelled by its client; its worker pid {w.pid} "
+                                         f"was stopped after {time.monotonic() - t0:.2f} s") from None
                 raise WorkerDied(f"query worker pid {w.pid} exited (code {code}, {type(e).__name__}) before "
                                  "answering; the device may be out of memory; retry or lower the query's size") \
                     from None
-            self._give_back(w)
+            except BaseException:            # interrupted here (Ctrl-C in-process): the worker goes too
+                w.kill()
+                with self._lock:
+                    self.live.discard(w.pid)
+                self._warm()
+                raise
+            finally:
+                if query_id is not None:
+                    with self._lock:
+                        ws = self.running.get(query_id)
+                        if ws is not None:
+                            ws.discard(w)
+                            if not ws:
+                                del self.running[query_id]
+            if self.is_cancelled(query_id):     # a cancel may have signalled it as it answered
+                w.kill()
+                with self._lock:
+                    self.live.discard(w.pid)
+                self._warm()
+            else:
+                self._give_back(w)
         finally:
             if temporary:
                 os.unlink(path)

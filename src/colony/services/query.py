@@ -9,7 +9,8 @@ host's load report that came with the request, and then
 On the host, ``run_pushed`` runs what devices handed back and tracks the host's load.
 Every answer carries the decision, the estimates and the measured times. Bad plans,
 unknown tables/columns, timeouts, memory and result caps raise typed errors; the device
-keeps serving.
+keeps serving. A request carrying a ``query_id`` is stopped by ``cancel(query_id)``: its
+worker process is killed (a fresh one replaces it) and the request raises QueryCancelled.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from colony.errors import DeviceBusy, InvalidArgument, StaleCalibration
 from colony.query import plan as qplan
 from colony.query.estimate import estimate, plan_json
 from colony.errors import BadPlan
-from colony.errors import QueryError, UnknownTable
+from colony.errors import QueryCancelled, QueryError, UnknownTable
 from colony.query.stats import STATS_POOL, StatsIndex
 from colony.query.worker import WorkerPool
 from colony.services.base import Service, endpoint, service
@@ -80,6 +81,7 @@ class QueryService(Service):
         self._admitted = 0
         self._service_s = 0.0
         self._rng = np.random.Generator(np.random.SFC64(stable_hash(ctx.name)))  # same on every run
+        self._cancel_ids: dict[str, None] = {}       # cancelled query ids (last 4096), refused from then on
         saved = ctx.calibration.get("query") if ctx.calibration else None
         self.stale = ""
         try:
@@ -272,7 +274,8 @@ class QueryService(Service):
 
     @endpoint
     def execute(self, plan_bytes: bytes, tables: dict, placement: str = "auto", host_load: dict | None = None,
-                storm: dict | None = None, host: str | None = None, feedback: dict | None = None) -> dict:
+                storm: dict | None = None, host: str | None = None, feedback: dict | None = None,
+                query_id: str | None = None) -> dict:
         """Decide and run. Returns the result (down/split) or the raw objects (back), with timings.
 
         With ``host``, pushed-back objects and split results go from this device straight to
@@ -281,6 +284,7 @@ class QueryService(Service):
 
         Admits at most ``max_queue`` queries at once (DeviceBusy beyond); the queue ahead enters
         the predicted device time; each run's measured execution corrects the model online."""
+        self._check_cancel(query_id)
         if feedback and self.models is not None:     # the client's measured total of its last query here
             self.models.residuals.update("total:" + str(feedback.get("placement")),
                                          float(feedback.get("predicted", 0.0)), float(feedback.get("actual", 0.0)))
@@ -290,7 +294,7 @@ class QueryService(Service):
                                  f"{self.max_queue}); retry later or run with placement back")
             self._dev_inflight += 1
         try:
-            out = self._execute(plan_bytes, tables, placement, host_load, storm, host)
+            out = self._execute(plan_bytes, tables, placement, host_load, storm, host, query_id)
         finally:
             with self._lock:
                 self._dev_inflight -= 1
@@ -300,7 +304,7 @@ class QueryService(Service):
         return out
 
     def _execute(self, plan_bytes: bytes, tables: dict, placement: str, host_load: dict | None,
-                 storm: dict | None, host: str | None) -> dict:
+                 storm: dict | None, host: str | None, query_id: str | None = None) -> dict:
         t_start = time.perf_counter()
         pj, est, dec, est_cpu = self._plan(plan_bytes, tables, placement, host_load, storm)
         tabs = _tables_arg(tables)
@@ -325,7 +329,9 @@ class QueryService(Service):
             act["bytes"] = nbytes
             if host and self.ctx.peers is not None:
                 t0 = time.perf_counter()
-                out["hosted"] = self.ctx.peers.call(host, "query", "run_pushed", bytes(plan_bytes), objs, reserved)
+                self._check_cancel(query_id)
+                out["hosted"] = self.ctx.peers.call(host, "query", "run_pushed", bytes(plan_bytes), objs, reserved,
+                                                    query_id=query_id)
                 act["to_host"] = time.perf_counter() - t0
             else:
                 out["objects"] = objs
@@ -344,6 +350,7 @@ class QueryService(Service):
             bufs, schemas = [], []
             ctx = None
             for run_bytes in runs:
+                self._check_cancel(query_id)
                 if self._workers is not None:      # decode, execute and serialize in a killable worker
                     t0 = time.perf_counter()
                     objs = {name: [self.ctx.store.get(pool, k) for k in self._keys(pool, pattern)]
@@ -352,7 +359,7 @@ class QueryService(Service):
                     t0 = time.perf_counter()
                     buf = self._workers.run(run_bytes, objs, threads=self.ctx.threads,
                                             memory_limit=self.memory_limit, max_result_bytes=self.max_result_bytes,
-                                            timeout_s=self.timeout_s, cache=True)
+                                            timeout_s=self.timeout_s, cache=True, query_id=query_id)
                     res = codec.unpack_one(buf, verify=False)
                     act["exec"] += time.perf_counter() - t0
                 else:
@@ -372,8 +379,9 @@ class QueryService(Service):
                 upper = qplan.upper_plan(template, schemas)
                 if host and self.ctx.peers is not None:
                     t0 = time.perf_counter()
+                    self._check_cancel(query_id)
                     out["hosted"] = self.ctx.peers.call(host, "query", "run_pushed", upper,
-                                                        qplan.split_inputs(bufs), reserved)
+                                                        qplan.split_inputs(bufs), reserved, query_id=query_id)
                     act["to_host"] = time.perf_counter() - t0
                 else:
                     out["result"], out["plan"] = bufs, upper
@@ -389,9 +397,14 @@ class QueryService(Service):
         return out
 
     @endpoint
-    def run_pushed(self, plan_bytes: bytes, inputs: dict, reserved: bool = False) -> dict:
+    def run_pushed(self, plan_bytes: bytes, inputs: dict, reserved: bool = False,
+                   query_id: str | None = None) -> dict:
         """Host side: run a plan over objects a device handed back (raw objects or split results)."""
         t_start = time.perf_counter()
+        if self._cancelled(query_id):
+            if reserved:
+                self.release()
+            raise QueryCancelled(f"query {query_id} was cancelled by its client before the host ran it")
         with self._lock:
             self._inflight += 1
         try:
@@ -406,7 +419,8 @@ class QueryService(Service):
                 if self._workers is not None:
                     res = codec.unpack_one(self._workers.run(
                         bytes(plan_bytes), inputs, threads=threads, memory_limit=self.memory_limit,
-                        max_result_bytes=self.max_result_bytes, timeout_s=self.timeout_s), verify=False)
+                        max_result_bytes=self.max_result_bytes, timeout_s=self.timeout_s, query_id=query_id),
+                        verify=False)
                 else:
                     ctx = qplan.execution_context(threads, self.memory_limit)
                     for name, tl in parts.items():
@@ -428,12 +442,36 @@ class QueryService(Service):
             if reserved:
                 self.release()
 
+    # -- cancellation ------------------------------------------------------------
+    def _cancelled(self, query_id: str | None) -> bool:
+        with self._lock:
+            return query_id is not None and query_id in self._cancel_ids
+
+    def _check_cancel(self, query_id: str | None) -> None:
+        if self._cancelled(query_id):
+            raise QueryCancelled(f"query {query_id} was cancelled by its client; device {self.ctx.name!r} "
+                                 "stopped its work")
+
+    @endpoint
+    def cancel(self, query_id: str) -> dict:
+        """Stop a query's work here: kill the worker running it (a fresh one replaces it) and
+        refuse the id from now on (a cancel may overtake its request). Returns the pids killed."""
+        if not isinstance(query_id, str) or not query_id:
+            raise InvalidArgument(f"query_id must be a non-empty string, got {query_id!r}")
+        with self._lock:
+            self._cancel_ids[query_id] = None
+            while len(self._cancel_ids) > 4096:
+                self._cancel_ids.pop(next(iter(self._cancel_ids)))
+        killed = self._workers.cancel(query_id) if self._workers is not None else []
+        return {"device": self.ctx.name, "query_id": query_id, "killed": killed}
+
     @endpoint
     def workers(self) -> dict:
-        """Query worker processes: pids running a query now and pids killed at a deadline."""
+        """Query worker processes: pids running a query now (and which query), pids killed at a
+        deadline, and the workers stopped by a cancel ({query_id, pid})."""
         if self._workers is None:
-            return {"isolate": False, "live": [], "killed": []}
-        return {"isolate": True, "live": sorted(self._workers.live), "killed": list(self._workers.killed)}
+            return {"isolate": False, "live": [], "killed": [], "running": {}, "cancelled": []}
+        return {"isolate": True, **self._workers.state()}
 
     @endpoint
     def health(self) -> dict:
