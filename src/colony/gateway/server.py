@@ -31,6 +31,7 @@ from colony.errors import ColonyError, GatewayError, QueryTimeout, UnknownTable
 from colony.gateway import Flight_pb2 as fpb
 from colony.gateway import FlightSql_pb2 as fsql
 from colony.gateway import metadata, sql as gsql
+from colony.gateway import session as gsession
 
 log = logging.getLogger(__name__)
 
@@ -159,9 +160,10 @@ class Gateway(flight.FlightServerBase):
     def __init__(self, catalog, location: str = "grpc://127.0.0.1:0", token: str | None = None,
                  tls: tuple[bytes, bytes] | None = None, name: str = "colony", version: str = "0.1.0",
                  max_workers: int = 32, statement_ttl_s: float = 600.0, poll_s: float = 0.02) -> None:
-        kw: dict = {}
+        kw: dict = {"middleware": {gsession.MIDDLEWARE: gsession.SessionCookies()}}
         if token:
-            kw.update(auth_handler=_Handshake(), middleware={"auth": TokenAuth(token)})
+            kw["auth_handler"] = _Handshake()
+            kw["middleware"]["auth"] = TokenAuth(token)
         if tls:
             kw["tls_certificates"] = [flight.CertKeyPair(tls[0], tls[1])]
         super().__init__(location, **kw)
@@ -174,7 +176,7 @@ class Gateway(flight.FlightServerBase):
         self._lock = threading.Lock()
         self._runs: dict[bytes, _Run] = {}
         self._prepared: dict[bytes, _Prepared] = {}
-        self._sessions: dict[str, str] = {}           # peer -> placement set by SET colony.placement
+        self._sessions = gsession.Sessions()          # per connection (cookie, else peer): SET colony.placement
         self._schema_cache: dict[tuple[str, int], tuple[dict, pa.Schema]] = {}
         self.stats = {"statements": 0, "cancelled": 0, "errors": 0}
 
@@ -229,20 +231,16 @@ class Gateway(flight.FlightServerBase):
             st.sql = gsql.unqualify(st.sql, {(t.pool, t.name) for t in self.catalog.tables()}, self.catalog_name)
         return st
 
-    def _statement(self, text: str, peer: str, placement: str | None = None) -> _Run:
+    def _statement(self, text: str, context, placement: str | None = None) -> _Run:
         """Parse the colony's own statements, plan the query, and start it."""
         st = self._parse(text)
         self.stats["statements"] += 1
         handle = uuid.uuid4().bytes
-        if not st.sql:                                       # bare SET: the session's placement
-            with self._lock:
-                if len(self._sessions) >= 4096 and peer not in self._sessions:   # bounded: oldest goes
-                    self._sessions.pop(next(iter(self._sessions)))
-                self._sessions[peer] = st.placement or "auto"
+        if not st.sql:                                       # bare SET: the connection's placement
+            self._sessions.set(context, "colony.placement", st.placement or "auto")
             t = pa.table({"setting": ["colony.placement"], "value": [st.placement]})
             return self._register(_Run(handle, t.schema, table=t))
-        with self._lock:
-            pl = st.placement or placement or self._sessions.get(peer, "auto")
+        pl = st.placement or placement or self._sessions.get(context).get("colony.placement", "auto")
         if st.explain:
             return self._register(_Run(handle, EXPLAIN_SCHEMA, table=explain_table(
                 self.catalog.query(st.sql, pl, explain=True)), sql=st.sql, placement=pl))
@@ -335,7 +333,7 @@ class Gateway(flight.FlightServerBase):
         self._sweep()
         cmd = unpack(descriptor.command)
         if isinstance(cmd, fsql.CommandStatementQuery):
-            run = self._statement(cmd.query, context.peer())
+            run = self._statement(cmd.query, context)
         elif isinstance(cmd, fsql.CommandPreparedStatementQuery):
             p = self._prepared_sql(cmd.prepared_statement_handle)
             text = p.sql
@@ -345,7 +343,7 @@ class Gateway(flight.FlightServerBase):
                 if len(p.params) != 1:
                     raise GatewayError("bind one parameter set per execution")
                 text = gsql.bind(text, p.params[0])
-            run = self._statement(text, context.peer(), p.placement)
+            run = self._statement(text, context, p.placement)
         elif isinstance(cmd, _WRITES):
             raise GatewayError("the colony gateway is read-only: it runs SQL queries; load data with `colony load`")
         else:
@@ -404,7 +402,10 @@ class Gateway(flight.FlightServerBase):
         return [("CreatePreparedStatement", "prepare a SQL query (parameters: ? or $n)"),
                 ("ClosePreparedStatement", "close a prepared statement"),
                 ("CancelFlightInfo", "cancel a running statement"),
-                ("CancelQuery", "cancel a running statement (Flight SQL, deprecated form)")]
+                ("CancelQuery", "cancel a running statement (Flight SQL, deprecated form)"),
+                ("SetSessionOptions", "set this connection's options (colony.placement)"),
+                ("GetSessionOptions", "this connection's options"),
+                ("CloseSession", "forget this connection's options")]
 
     def do_action(self, context, action):
         return self._guard(self._do_action, context, action)
@@ -444,8 +445,34 @@ class Gateway(flight.FlightServerBase):
             if kind == "CancelFlightInfo":
                 return [flight.Result(fpb.CancelFlightInfoResult(status=status).SerializeToString())]
             return [flight.Result(pack(fsql.ActionCancelQueryResult(result=status)))]
+        if kind in ("SetSessionOptions", "GetSessionOptions", "CloseSession"):
+            return [flight.Result(self._session_action(context, kind, body).SerializeToString())]
         raise pa.ArrowNotImplementedError(f"action {kind!r} is not supported by the colony gateway "
                                           "(it runs SQL queries only)")
+
+    def _session_action(self, context, kind: str, body: bytes):
+        """Flight's session actions over the connection's options (plain Flight.proto messages)."""
+        if kind == "CloseSession":
+            self._sessions.close(context)
+            return fpb.CloseSessionResult(status=fpb.CloseSessionResult.CLOSED)
+        if kind == "SetSessionOptions":
+            out = fpb.SetSessionOptionsResult()
+            for name, v in fpb.SetSessionOptionsRequest.FromString(body).session_options.items():
+                which = v.WhichOneof("option_value")
+                if name not in gsession.OPTIONS:
+                    out.errors[name].value = fpb.SetSessionOptionsResult.INVALID_NAME
+                elif which is None:                          # no value: erase it
+                    self._sessions.erase(context, name)
+                else:
+                    try:
+                        self._sessions.set(context, name, getattr(v, which))
+                    except ColonyError:
+                        out.errors[name].value = fpb.SetSessionOptionsResult.INVALID_VALUE
+            return out
+        out = fpb.GetSessionOptionsResult()
+        for name, value in {"colony.placement": "auto", **self._sessions.get(context)}.items():
+            out.session_options[name].string_value = value
+        return out
 
     def shutdown(self):
         super().shutdown()
