@@ -13,6 +13,7 @@ devices never run client code.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -29,6 +30,7 @@ from colony import codec
 from colony.config import ColonyConfig
 from colony.config.schema import _select
 from colony.pacing import payload_bytes
+from colony.runtime import placements
 from colony.runtime.links import CLIENT, Links
 from colony.services.base import DeviceContext
 from colony.runtime.fingerprint import fingerprint
@@ -37,6 +39,8 @@ from colony.services.host import DeviceHost
 from colony.services.protocol import DeviceInfo
 from colony.store import Entry, ObjectStore, routing
 from colony.store.objects import clear_spill_dir
+
+log = logging.getLogger(__name__)
 
 
 def actor_name(config: ColonyConfig, device: str) -> str:
@@ -190,6 +194,7 @@ class DeviceActor:
                             peers=RayPeers(config, device), calibration=calibration.load(device),
                             workdir=spec.spill_dir, fingerprint=fingerprint(spec))
         self.host = DeviceHost(ctx, {"objects": {}, **config.device_services(device)})
+        self._replace_services()
         self.started = time.time()
         self.calls = 0
         from colony.runtime import auth
@@ -366,10 +371,24 @@ class DeviceActor:
         return store.info()
 
     def place(self, service: str, options: dict | None = None) -> list[str]:
-        """Place a registered service here at run time (by name; never client code)."""
+        """Place a registered service here at run time (by name; never client code); recorded,
+        so a restart of this device places it again (:mod:`colony.runtime.placements`)."""
         from colony.services.base import service_class
         self.host.services[service] = service_class(service)(self.host.ctx, **(options or {}))
+        placements.record(self.spec.spill_dir, service, options or {})
         return sorted(self.host.services)
+
+    def _replace_services(self) -> None:
+        """Restarted: the services placed at run time before, again; fresh: forget them."""
+        from colony.services.base import service_class
+        if not self.restarted:
+            placements.forget(self.spec.spill_dir)
+            return
+        for service, options in placements.load(self.spec.spill_dir).items():
+            try:
+                self.host.services[service] = service_class(service)(self.host.ctx, **options)
+            except Exception as e:  # noqa: BLE001 - the device comes up without it, and says why
+                log.warning("device %s: could not place %r again after its restart: %s", self.spec.name, service, e)
 
     def free_bytes(self) -> int | None:
         return self.host.ctx.store.free_bytes()
