@@ -102,6 +102,8 @@ class QueryClient:
         self.tables = tables or {"particles": TableSpec("particles", "particles", "*")}
         self.storm = storm
         self._where: dict | None = None
+        self._plans: dict[str, tuple] = {}     # sql -> (the locate() it was planned against, plan, devices, tables)
+        self._plans_lock = threading.Lock()
         self._feedback: dict = {}          # device -> the last query's predicted and measured total
         self._devices = devices
 
@@ -136,8 +138,22 @@ class QueryClient:
         return plan_bytes, devs
 
     def _plan_used(self, sql: str) -> tuple[bytes, list[str], list[str]]:
-        """Substrait plan, devices holding its tables, and the tables it reads."""
+        """Substrait plan, devices holding its tables, and the tables it reads; kept per SQL
+        text while the tables' locations and schemas stay the same (dashboards, tools and
+        the gateway's clients repeat statements; planning is DataFusion's CPU each time)."""
         loc = self.locate()
+        with self._plans_lock:
+            hit = self._plans.get(sql)
+        if hit is not None and hit[0] is loc:
+            return hit[1], hit[2], hit[3]
+        plan_bytes, devs, used = self._plan_fresh(sql, loc)
+        with self._plans_lock:
+            if len(self._plans) >= 1024:
+                self._plans.pop(next(iter(self._plans)))
+            self._plans[sql] = (loc, plan_bytes, devs, used)
+        return plan_bytes, devs, used
+
+    def _plan_fresh(self, sql: str, loc: dict) -> tuple[bytes, list[str], list[str]]:
         plan_bytes = qplan.to_substrait(sql, loc["schemas"] or {})
         from colony.query.estimate import plan_json
         pj = plan_json(plan_bytes)

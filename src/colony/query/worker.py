@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from concurrent.futures import ThreadPoolExecutor
 import time
 import uuid
 import weakref
@@ -98,19 +99,41 @@ class _Proc:
                 pass
 
 
+# Workers die with the thread that started them (PR_SET_PDEATHSIG fires when the parent
+# *thread* exits), so every worker is started by this one long-lived thread: a worker started
+# by a short-lived caller thread (a warm-up thread, a client's thread) was killed as soon as
+# that thread ended, while idle or while serving another query.
+_SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="colony-query-worker-spawn")
+
+
+def _spawn() -> _Proc:
+    return _SPAWNER.submit(_Proc).result()
+
+
 class WorkerPool:
     """Worker processes for one device's queries: one per query in flight, idle ones kept warm.
 
     ``run`` executes a Substrait plan over named tables given as lists of Colony object
     buffers. At the deadline the worker is killed and :class:`QueryTimeout` (a
     :class:`DeadlineExceeded`) is raised; a replacement is started in the background.
+
+    ``max_live`` bounds the workers running at once (None: one per query in flight); a run
+    beyond it waits, within its deadline, for a worker to come back. Starting a worker costs
+    a Python process with pyarrow and DataFusion imported, so without the bound a burst of
+    concurrent queries spends the device's CPU on starting processes that are dropped again
+    (only ``keep`` idle ones are kept).
     """
 
-    def __init__(self, keep: int = 1, prestart: bool = True, cache_bytes: int = 1 << 30) -> None:
+    def __init__(self, keep: int = 1, prestart: bool = True, cache_bytes: int = 1 << 30,
+                 max_live: int | None = None) -> None:
         self.keep = max(1, keep)
+        self.max_live = None if max_live is None else max(1, int(max_live))
         self.cache_bytes = cache_bytes
         self._idle: list[_Proc] = []
         self._lock = threading.Lock()
+        self._freed = threading.Condition(self._lock)      # a worker came back (or a run was cancelled)
+        self._busy = 0                                       # workers taken by runs now
+        self.waited: list[float] = []                        # seconds runs waited for a worker (last 256)
         self._files: OrderedDict[tuple, tuple[str, dict, list, int]] = OrderedDict()   # key -> path, layout, refs, n
         # /dev/shm outlives the process: cached files and idle workers go with the pool or at exit
         self._finalizer = weakref.finalize(self, _cleanup, self._files, self._idle, self._lock)
@@ -125,7 +148,7 @@ class WorkerPool:
 
     def _warm(self) -> None:
         def start():
-            w = _Proc()
+            w = _spawn()
             with self._lock:
                 if len(self._idle) < self.keep:
                     self._idle.append(w)
@@ -133,25 +156,59 @@ class WorkerPool:
             w.kill()
         threading.Thread(target=start, daemon=True, name="colony-query-worker-start").start()
 
-    def _take(self) -> _Proc:
-        with self._lock:
+    def _take(self, deadline: float | None = None, query_id: str | None = None) -> _Proc:
+        t0 = time.monotonic()
+        with self._freed:
+            while self.max_live is not None and self._busy >= self.max_live:
+                if query_id is not None and query_id in self._cancel_ids:
+                    raise QueryCancelled(f"query {query_id} was cancelled by its client while it waited for a worker")
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise QueryTimeout(f"query waited {time.monotonic() - t0:.2f} s for one of the device's "
+                                       f"{self.max_live} query workers and reached its deadline; retry later or "
+                                       "raise the timeout")
+                self._freed.wait(left)
+            self._busy += 1
+            if self.max_live is not None:
+                self.waited = (self.waited + [time.monotonic() - t0])[-256:]
             while self._idle:
                 w = self._idle.pop()
                 if w.p.poll() is None:
                     self.live.add(w.pid)
                     return w
-        w = _Proc()
+        try:
+            w = _spawn()
+        except BaseException:
+            self._release()
+            raise
         with self._lock:
             self.live.add(w.pid)
         return w
 
+    def _release(self, w: _Proc | None = None) -> None:
+        """A taken worker is done: free its slot (and its pid)."""
+        with self._freed:
+            self._busy -= 1
+            if w is not None:
+                self.live.discard(w.pid)
+            self._freed.notify()
+
     def _give_back(self, w: _Proc) -> None:
-        with self._lock:
-            self.live.discard(w.pid)
-            if len(self._idle) < self.keep and w.p.poll() is None:
+        with self._freed:                  # idle before the slot frees: a waiter takes this worker
+            kept = len(self._idle) < self.keep and w.p.poll() is None
+            if kept:
                 self._idle.append(w)
-                return
+            self._busy -= 1
+            self.live.discard(w.pid)
+            self._freed.notify()
+        if not kept:
+            w.kill()
+
+    def _retire(self, w: _Proc) -> None:
+        """Kill a taken worker (deadline, cancel, death) and start a replacement."""
         w.kill()
+        self._release(w)
+        self._warm()
 
     def cancel(self, query_id: str) -> list[int]:
         """Stop the query's workers now (SIGKILL; its ``run`` raises :class:`QueryCancelled`)
@@ -161,6 +218,7 @@ class WorkerPool:
             while len(self._cancel_ids) > 4096:
                 self._cancel_ids.popitem(last=False)
             procs = list(self.running.get(query_id, ()))
+            self._freed.notify_all()                  # a run waiting for a worker sees it
         for w in procs:        # the run's own thread reaps it and closes its pipes on EOF
             try:
                 w.p.kill()
@@ -169,10 +227,12 @@ class WorkerPool:
         return [w.pid for w in procs]
 
     def state(self) -> dict:
-        """live and deadline-killed pids, pids per running query id, and cancel-stopped workers."""
+        """live and deadline-killed pids, pids per running query id, cancel-stopped workers,
+        the bound on workers at once and how long recent runs waited for one."""
         with self._lock:
             return {"live": sorted(self.live), "killed": list(self.killed), "cancelled": list(self.cancelled),
-                    "running": {q: sorted(w.pid for w in ws) for q, ws in self.running.items()}}
+                    "running": {q: sorted(w.pid for w in ws) for q, ws in self.running.items()},
+                    "max_live": self.max_live, "waited_s": list(self.waited)}
 
     def is_cancelled(self, query_id: str | None) -> bool:
         with self._lock:
@@ -225,7 +285,7 @@ class WorkerPool:
         result_path = os.path.join(_SHM or tempfile.gettempdir(), f"colony-result-{os.getpid()}-{uuid.uuid4().hex}.clny")
         try:
             reply = None
-            w = self._take()
+            w = self._take(deadline, query_id)
             if query_id is not None:
                 with self._lock:
                     refused = query_id in self._cancel_ids
@@ -240,24 +300,20 @@ class WorkerPool:
                                   "cached": not temporary, "result": result_path})
                 reply = _recv(w.p.stdout.fileno(), deadline)
             except TimeoutError:
-                w.kill()
                 with self._lock:
-                    self.live.discard(w.pid)
                     self.killed.append(w.pid)
-                self._warm()
+                self._retire(w)
                 raise QueryTimeout(f"query ran past the device's deadline of {timeout_s:.2f} s and was stopped "
                                    f"(worker pid {w.pid} killed after {time.monotonic() - t0:.2f} s); "
                                    "narrow it or raise the timeout") from None
             except (EOFError, BrokenPipeError, OSError) as e:
                 code = w.p.poll()
-                w.kill()
                 with self._lock:
-                    self.live.discard(w.pid)
                     stopped = query_id is not None and w in self.running.get(query_id, ()) \
                         and query_id in self._cancel_ids
                     if stopped:
                         self.cancelled = (self.cancelled + [{"query_id": query_id, "pid": w.pid}])[-256:]
-                self._warm()
+                self._retire(w)
                 if stopped:
                     raise QueryCancelled(f"query {query_id} was cancelled by its client; its worker pid {w.pid} "
                                          f"was stopped after {time.monotonic() - t0:.2f} s") from None
@@ -265,10 +321,7 @@ class WorkerPool:
                                  "answering; the device may be out of memory; retry or lower the query's size") \
                     from None
             except BaseException:            # interrupted here (Ctrl-C in-process): the worker goes too
-                w.kill()
-                with self._lock:
-                    self.live.discard(w.pid)
-                self._warm()
+                self._retire(w)
                 raise
             finally:
                 if query_id is not None:
@@ -279,10 +332,7 @@ class WorkerPool:
                             if not ws:
                                 del self.running[query_id]
             if self.is_cancelled(query_id):     # a cancel may have signalled it as it answered
-                w.kill()
-                with self._lock:
-                    self.live.discard(w.pid)
-                self._warm()
+                self._retire(w)
             else:
                 self._give_back(w)
         finally:

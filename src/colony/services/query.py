@@ -54,8 +54,9 @@ class QueryService(Service):
     """Options: timeout_s (per query), memory_limit (bytes per query), max_result_bytes,
     admission_limit (host: concurrent push-backs admitted), models_dir (persist models),
     isolate (default true: run each query in a worker process killed at its deadline, see
-    :mod:`colony.query.worker`; false runs it in the calling thread, where the deadline is
-    only checked between output batches)."""
+    :mod:`colony.query.worker`, at most max_workers at once, default the device's threads and
+    at least 2; false runs it in the calling thread, where the deadline is only checked
+    between output batches)."""
 
     name = "query"
 
@@ -71,7 +72,10 @@ class QueryService(Service):
         self._dev_inflight = 0
         self._dev_service_s = 0.0
         self.isolate = bool(options.get("isolate", True))
-        self._workers = WorkerPool(keep=max(1, ctx.threads), prestart=False) if self.isolate else None
+        # at most max_workers queries execute here at once (default: the device's threads, at least 2);
+        # more wait for a warm worker instead of each starting a process
+        n_workers = int(options.get("max_workers", max(2, ctx.threads)))
+        self._workers = WorkerPool(keep=n_workers, prestart=False, max_live=n_workers) if self.isolate else None
         self.models_dir = options.get("models_dir") or (os.path.join(ctx.workdir, "models") if ctx.workdir else None)
         self.models: DeviceModels | None = None
         self.host_models: DeviceModels | None = None
