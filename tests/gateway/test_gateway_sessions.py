@@ -5,6 +5,7 @@ address; another connection is never affected."""
 
 import json
 import threading
+import time
 
 import adbc_driver_flightsql.dbapi as fdb
 import pyarrow.flight as flight
@@ -124,3 +125,31 @@ def test_cookie_protocol_with_a_raw_flight_client(server):
     assert closed.status == fpb.CloseSessionResult.CLOSED
     assert fpb.GetSessionOptionsResult.FromString(action("GetSessionOptions", get, mine)) \
         .session_options["colony.placement"].string_value == "auto"
+
+
+def test_statements_never_wait_for_a_catalog_scan(server):
+    """A stale table list is used at once by statements and rescanned in the background;
+    metadata calls (and a statement naming an unknown table) still scan first."""
+    cat = server.catalog
+    cat.tables(refresh=True)
+    scans = []
+    real = cat._rescan
+
+    def slow_rescan(asked):
+        scans.append(asked)
+        threading.Event().wait(1.0)                 # a slow scan (Ray calls to every device)
+        real(asked)
+    cat._rescan = slow_rescan
+    try:
+        cat._at -= cat.ttl_s + 1                    # stale
+        t0 = time.perf_counter()
+        assert [t.name for t in cat.tables(wait=False)] == ["particles"]
+        assert time.perf_counter() - t0 < 0.5 and len(scans) == 1       # answered now, scanning behind
+        cat.tables(wait=False)
+        assert len(scans) == 1                                         # one background scan at a time
+        stop = time.monotonic() + 10
+        while cat._rescanning and time.monotonic() < stop:
+            time.sleep(0.05)
+        assert not cat._rescanning and time.monotonic() - cat._at < cat.ttl_s
+    finally:
+        cat._rescan = real

@@ -10,6 +10,7 @@ ordinary :class:`QueryClient` path (plan, estimate, decide, execute).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -18,10 +19,11 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from colony.drivers.query import Cancels, QueryClient, ensure_calibrated
-from colony.errors import ServiceError, UnknownTable
+from colony.errors import ColonyError, ServiceError, UnknownTable
 from colony.query.plan import TableSpec
 
 INTERNAL_POOLS = ("__stats__",)
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -123,26 +125,54 @@ class Catalog:
         self.ttl_s = ttl_s
         self.storm = storm
         self._lock = threading.Lock()
+        self._scan_lock = threading.Lock()
+        self._rescanning = False
         self._at = -1e18
         self._tables: list[TableInfo] = []
         self._client: QueryClient | None = None
         self.cancels = Cancels()                      # shared by every client a rescan makes
 
-    def tables(self, refresh: bool = False) -> list[TableInfo]:
+    def tables(self, refresh: bool = False, wait: bool = True) -> list[TableInfo]:
+        """The tables, rescanned when older than ``ttl_s`` (or ``refresh``). ``wait=False``
+        (statements): a stale list is returned at once and rescanned in the background, so
+        statements never queue behind a scan (Ray calls to every device) on their path."""
         with self._lock:
-            if refresh or time.monotonic() - self._at > self.ttl_s:
-                tabs = scan(self.colony, self.host)
+            stale = time.monotonic() - self._at > self.ttl_s
+            if self._client is not None and not refresh and (not stale or not wait):
+                if stale and not self._rescanning:
+                    self._rescanning = True
+                    threading.Thread(target=self._rescan_quietly, daemon=True, name="colony-catalog-scan").start()
+                return self._tables
+        self._rescan(time.monotonic())
+        return self._tables
+
+    def _rescan(self, asked: float) -> None:
+        """Scan once; a caller that waited for another's scan started after it asked uses that one."""
+        with self._scan_lock:
+            if self._at >= asked and self._client is not None:
+                return
+            started = time.monotonic()
+            tabs = scan(self.colony, self.host)
+            with self._lock:
                 if tabs != self._tables or self._client is None:
                     specs: dict[str, TableSpec] = {}
                     for t in tabs:
                         specs.setdefault(t.name, TableSpec(t.name, t.pool, t.pattern))   # first pool wins a name
                     self._client = QueryClient(self.colony, self.host, specs, storm=self.storm,
                                                cancels=self.cancels)
-                self._tables, self._at = tabs, time.monotonic()
-            return self._tables
+                self._tables, self._at = tabs, started
 
-    def client(self, refresh: bool = False) -> QueryClient:
-        self.tables(refresh)
+    def _rescan_quietly(self) -> None:
+        try:
+            self._rescan(time.monotonic())
+        except ColonyError as e:              # the next statement tries again; this list stays
+            log.warning("catalog rescan failed: %s", e)
+        finally:
+            with self._lock:
+                self._rescanning = False
+
+    def client(self, refresh: bool = False, wait: bool = True) -> QueryClient:
+        self.tables(refresh, wait)
         assert self._client is not None
         return self._client
 
@@ -153,10 +183,10 @@ class Catalog:
         """Run SQL through the query client; a table unknown to the last scan triggers one rescan.
         ``query_id`` names it for :meth:`cancel`."""
         try:
-            return self.client().query(sql, placement, explain=explain, query_id=query_id)
+            return self.client(wait=False).query(sql, placement, explain=explain, query_id=query_id)
         except UnknownTable:
             return self.client(refresh=True).query(sql, placement, explain=explain, query_id=query_id)
 
     def cancel(self, query_id: str) -> dict[str, list[int]]:
         """Stop a running query on every device working on it (worker pids killed per device)."""
-        return self.client().cancel(query_id)
+        return self.client(wait=False).cancel(query_id)

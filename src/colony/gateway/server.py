@@ -191,7 +191,7 @@ class Gateway(flight.FlightServerBase):
             raise to_flight_error(e) from None
 
     def _schemas(self, refresh: bool = False) -> dict[str, pa.Schema]:
-        return self.catalog.client(refresh).locate()["schemas"]
+        return self.catalog.client(refresh, wait=refresh).locate()["schemas"]   # statements never wait for a scan
 
     def _plan_schema(self, sql: str) -> pa.Schema:
         """The statement's result schema (it must be a query), cached per catalog scan: tools
@@ -228,7 +228,8 @@ class Gateway(flight.FlightServerBase):
         """The statement with qualified table names (catalog.pool.table) made bare."""
         st = gsql.parse(text)
         if st.sql and "." in st.sql:
-            st.sql = gsql.unqualify(st.sql, {(t.pool, t.name) for t in self.catalog.tables()}, self.catalog_name)
+            st.sql = gsql.unqualify(st.sql, {(t.pool, t.name) for t in self.catalog.tables(wait=False)},
+                                    self.catalog_name)
         return st
 
     def _statement(self, text: str, context, placement: str | None = None) -> _Run:
