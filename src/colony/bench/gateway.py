@@ -26,6 +26,7 @@ import numpy as np
 
 TEMP_DIR = "/tmp/ray-colony-bench-gateway"
 LINKS_GBPS = {"nic0": 16.0, "nic1": 8.0, "nic2": 4.0, "nic3": 32.0}
+CATALOG_TTL_S = 2.0        # `colony serve`'s default ([gateway] catalog_ttl_s), on both sides
 
 
 def _config():
@@ -49,7 +50,7 @@ def serve_child(address: str, port_file: str) -> None:
     from colony.gateway.server import Gateway
     from colony.runtime.client import Colony
     c = Colony(_config(), address=address, create=False)
-    gw = Gateway(Catalog(c, ttl_s=30.0), "grpc://127.0.0.1:0",
+    gw = Gateway(Catalog(c, ttl_s=CATALOG_TTL_S), "grpc://127.0.0.1:0",
                  token=os.environ["COLONY_GATEWAY_TOKEN"], name="gwbench")
     Path(port_file).write_text(str(gw.port))
     gw.serve()
@@ -112,7 +113,7 @@ def run(clients: list[int], rows: int, seconds: float, repeats: int, calib_runs:
         t0 = time.perf_counter()                   # the runtime paces calls on the SmartNIC links
         calibrated = ensure_calibrated(c, host, calib_runs, max(rows, 100_000))
         calib_s = time.perf_counter() - t0
-        cat = Catalog(c, ttl_s=30.0)
+        cat = Catalog(c, ttl_s=CATALOG_TTL_S)
         queries = workload()
         token = secrets.token_hex(24)
         port_file = Path(TEMP_DIR) / f"gateway-port-{os.getpid()}"
@@ -218,7 +219,8 @@ def run_cli(json_out: Path, clients: list[int], rows: int, seconds: float, repea
                        "gateway": "colony.gateway in its own process (as `colony serve`), token auth, no TLS; "
                                   "clients: ADBC Flight SQL driver (DBAPI cursor, fetch_arrow_table), one "
                                   "connection per client thread; direct: Catalog.query in the bench process "
-                                  "(the `colony query` path without its process start)"})
+                                  "(the `colony query` path without its process start); catalog rescanned "
+                                  f"every {CATALOG_TTL_S:g} s on both sides"})
     write_json(json_out, res)
     print(f"wrote {json_out}")
     return res
