@@ -216,8 +216,9 @@ class Gateway(flight.FlightServerBase):
     def _sweep(self) -> None:
         now = time.monotonic()
         with self._lock:
-            for h in [h for h, r in self._runs.items() if now - r.created > self.statement_ttl_s]:
-                self._runs.pop(h).cancelled.set()
+            expired = [r for r in self._runs.values() if now - r.created > self.statement_ttl_s]
+        for run in expired:              # never fetched: its work stops on the devices too
+            self._cancel(run)
 
     def _register(self, run: _Run) -> _Run:
         with self._lock:
