@@ -136,7 +136,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
             r = client.query(sql, placement, explain=explain, query_id=qid)
         except KeyboardInterrupt:             # Ctrl-C: the client has cancelled it on its devices
             Console(stderr=True).print(f"cancelled: query {qid} stopped on the devices working on it")
-            raise typer.Exit(130) from None
+            raise SystemExit(130) from None    # as an interrupt exits (typer would swallow a re-raise here)
         finally:
             close()
         out = r.to_dict()
