@@ -111,7 +111,7 @@ def _spawn() -> _Proc:
 
 
 class WorkerPool:
-    """Worker processes for one device's queries: one per query in flight, idle ones kept warm.
+    """Worker processes for one device's queries: one per query running, idle ones kept warm.
 
     ``run`` executes a Substrait plan over named tables given as lists of Colony object
     buffers. At the deadline the worker is killed and :class:`QueryTimeout` (a
