@@ -272,11 +272,12 @@ class WorkerPool:
 
     def run(self, plan_bytes: bytes, tables: dict[str, list], *, threads: int, memory_limit: int | None,
             max_result_bytes: int | None, timeout_s: float | None, cache: bool = False,
-            query_id: str | None = None) -> pa.Buffer:
+            query_id: str | None = None, timing: dict | None = None) -> pa.Buffer:
         """The result as one packed Colony object (decode it with ``codec.unpack_one``).
 
         ``cache``: the buffers are immutable stored objects likely queried again (keep their file).
-        ``query_id``: what :meth:`cancel` names to stop it."""
+        ``query_id``: what :meth:`cancel` names to stop it. ``timing`` gets ``wait_s``, the
+        seconds spent waiting for a worker (queueing, not execution)."""
         t0 = time.monotonic()
         deadline = None if timeout_s is None else t0 + float(timeout_s)
         if self.is_cancelled(query_id):
@@ -285,7 +286,10 @@ class WorkerPool:
         result_path = os.path.join(_SHM or tempfile.gettempdir(), f"colony-result-{os.getpid()}-{uuid.uuid4().hex}.clny")
         try:
             reply = None
+            tw = time.monotonic()
             w = self._take(deadline, query_id)
+            if timing is not None:
+                timing["wait_s"] = time.monotonic() - tw
             if query_id is not None:
                 with self._lock:
                     refused = query_id in self._cancel_ids

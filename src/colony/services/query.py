@@ -360,12 +360,13 @@ class QueryService(Service):
                     objs = {name: [self.ctx.store.get(pool, k) for k in self._keys(pool, pattern)]
                             for name, (pool, pattern) in tabs.items()}
                     act["deser"] += time.perf_counter() - t0
-                    t0 = time.perf_counter()
+                    t0, tm = time.perf_counter(), {}
                     buf = self._workers.run(run_bytes, objs, threads=self.ctx.threads,
                                             memory_limit=self.memory_limit, max_result_bytes=self.max_result_bytes,
-                                            timeout_s=self.timeout_s, cache=True, query_id=query_id)
+                                            timeout_s=self.timeout_s, cache=True, query_id=query_id, timing=tm)
                     res = codec.unpack_one(buf, verify=False)
-                    act["exec"] += time.perf_counter() - t0
+                    act["exec"] += time.perf_counter() - t0 - tm["wait_s"]     # queueing is not execution
+                    act["worker_wait"] = act.get("worker_wait", 0.0) + tm["wait_s"]
                 else:
                     if ctx is None:
                         ctx, act["deser"] = self._context(tabs)
