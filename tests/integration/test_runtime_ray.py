@@ -185,6 +185,7 @@ def test_killed_device_restarts_and_spilled_objects_come_back(ray_colony):
 def test_place_a_registered_service_at_run_time(ray_colony):
     c = ray_colony
     c.place("device", ["nic2"])
-    assert c.call("nic2", "device", "describe")["pools"] == ["default", "durable", "inject"]
+    # a subset: services placed at run time before (and again after a restart) add their own pools
+    assert {"default", "durable", "inject"} <= set(c.call("nic2", "device", "describe")["pools"])
     with pytest.raises(ServiceError, match="unknown service 'no-such'"):
         c.place("no-such", "all")

@@ -1,5 +1,8 @@
 """A service placed at run time (what `colony load` does with the query service on a
-colony `colony up` started) is placed again when Ray restarts its device (issue 16)."""
+colony `colony up` started) is placed again when Ray restarts its device (issue 16).
+
+Named to run after test_query_ray.py, which starts its own cluster before the session
+colony exists (both need the same device resources)."""
 
 import os
 import signal
