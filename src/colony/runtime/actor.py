@@ -289,8 +289,7 @@ class DeviceActor:
         op = cmd.get("op")
         writer = None
         if op == "inflight":
-            writer = codec.ObjectWriter(reader.schema, int(cmd["ipc_bytes"]), int(cmd["rows"]),
-                                        threads=self.spec.threads)
+            writer = codec.ObjectWriter(reader.schema, int(cmd["ipc_bytes"]), int(cmd["rows"]))
         batches, n, t0, busy, pack_s = [], 0, time.perf_counter(), 0.0, 0.0
         it = iter(reader)
         while True:
