@@ -12,8 +12,8 @@ from colony.config.builders import devices as devices_config
 from colony.drivers.nearstore import Nescafe
 from colony.runtime.local import LocalColony
 
-N = 750_000                    # bytes per transfer
-K = 32                         # transfers in a stream: ~0.5-1 s at the rates below
+N = 3_000_000                  # bytes per transfer: each paced longer than a stream gap (50 ms)
+K = 5                          # transfers: ~0.3-0.6 s at the rates below
 
 
 def _colony(tmp_path, link_gbps: float, d2d_gbps: float | None = None) -> LocalColony:
