@@ -109,7 +109,8 @@ class Transfers:
 
     def result(self, ref: ResultRef):
         """A large part of a call's result, left on its device (DoGet; the call charged it)."""
-        table = self.clients.get(self.location(ref.device), {"op": "result", "id": ref.id})
+        cmd = {"op": "result", "id": ref.id}
+        table = self._retrying(ref.device, lambda loc: self.clients.get(loc, cmd))
         with self._lock:
             self.results += 1
         return table_blob(table) if ref.kind == "buffer" else table
