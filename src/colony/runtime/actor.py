@@ -54,9 +54,10 @@ def device_infos(config: ColonyConfig) -> list[DeviceInfo]:
 # The environment of every device actor's process. Arrow's allocator (mimalloc) hands freed
 # memory back to the OS after 10 ms by default, so every object a device stores after a
 # drop faults its pages in again: on this VM a first touch runs at 0.2-1.4 GB/s against a
-# 5 GB/s memcpy (`colony bench inject`, docs/runtime.md). A device keeps the memory it has
-# touched, like a DPU's registered buffers; the store's budget still bounds what it holds.
-DEVICE_ENV = {"MIMALLOC_PURGE_DELAY": "-1"}
+# 5 GB/s memcpy (`colony bench inject`, docs/runtime.md). A device keeps memory it freed for
+# 5 s, so a stream of objects reuses touched pages; never returning it ran the 2-vCPU,
+# 23.5 GiB machine into Ray's memory monitor once other work ran beside a 4.8 GB injection.
+DEVICE_ENV = {"MIMALLOC_PURGE_DELAY": "5000"}
 
 RESULT_TTL_S = 600.0   # a large call result not fetched by then is dropped
 
