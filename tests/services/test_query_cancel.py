@@ -134,7 +134,12 @@ def test_ctrl_c_in_the_query_client_cancels_it_on_the_device(colony):
     with pytest.raises(KeyboardInterrupt):
         client.query(SLOW, "down", query_id="ctrl-c")
     th.join()
-    w = lc.call("nic0", "query", "workers")
+    stop = time.monotonic() + 10          # the call may run in another thread (LocalColony deadlines): it ends
+    while time.monotonic() < stop:        # once the cancel has killed its worker
+        w = lc.call("nic0", "query", "workers")
+        if "ctrl-c" not in w["running"] and seen["pid"] not in w["live"]:
+            break
+        time.sleep(0.05)
     assert "ctrl-c" not in w["running"] and seen["pid"] not in w["live"] and not psutil.pid_exists(seen["pid"])
     plan = qplan.to_substrait(QUICK, {"particles": t.schema})
     with pytest.raises(QueryCancelled):                   # the device knows the id as cancelled

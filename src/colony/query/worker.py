@@ -290,15 +290,14 @@ class WorkerPool:
             w = self._take(deadline, query_id)
             if timing is not None:
                 timing["wait_s"] = time.monotonic() - tw
-            if query_id is not None:
-                with self._lock:
-                    refused = query_id in self._cancel_ids
-                    if not refused:
-                        self.running.setdefault(query_id, set()).add(w)
-                if refused:
-                    self._give_back(w)
-                    raise QueryCancelled(f"query {query_id} was cancelled by its client before it ran")
             try:
+                if query_id is not None:     # inside the try: an interrupt here still unregisters it
+                    with self._lock:
+                        refused = query_id in self._cancel_ids
+                        if not refused:
+                            self.running.setdefault(query_id, set()).add(w)
+                    if refused:
+                        raise QueryCancelled(f"query {query_id} was cancelled by its client before it ran")
                 _send(w.p.stdin, {"path": path, "tables": layout, "plan": bytes(plan_bytes), "threads": threads,
                                   "memory_limit": memory_limit, "max_result_bytes": max_result_bytes,
                                   "cached": not temporary, "result": result_path})
