@@ -71,7 +71,12 @@ def run_one(client: QueryClient, sql: str, repeats: int = 3) -> dict:
                 rec.update(auto_actual=med, auto_placement=max({r.placement for r in rs},
                                                                key=[r.placement for r in rs].count))
             else:
-                actual[pl], terms[pl] = med, mid.actual
+                # each term is its own median over the rounds (not the median round's term)
+                actual[pl], terms[pl] = med, dict(mid.actual)
+                for k in ("exec", "exec_host"):
+                    vals = [r.actual[k] for r in rs if isinstance(r.actual.get(k), (int, float))]
+                    if len(vals) == len(rs):
+                        terms[pl][k] = float(np.median(vals))
             if len(tot) >= 3:
                 noise[pl] = _ape(tot[0], float(np.median(tot[1:])))
         rec.update(actual=actual, actual_terms=terms, rows=rows, repeat_err=noise,

@@ -57,7 +57,7 @@ FLIP = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "equal": "equal", "n
 # operation-vector features, in model order (see docs/query.md)
 OPS = ("cmp", "logic", "arith", "power", "func", "str", "filter", "take", "scan", "scan_str", "hash_agg",
        "agg_lg", "groups", "sort", "out_cells", "rows", "join_build", "join_probe", "join_lg", "join_out",
-       "distinct", "limit", "union")
+       "distinct", "limit", "union", "out_bytes", "in_bytes")
 
 
 def category(fn: str) -> str:
@@ -1228,11 +1228,15 @@ def _estimate(plan_bytes_or_json, stats: dict[str, TableStats], seed: int = 0) -
         ops = dict.fromkeys(OPS, 0.0)
         ops["rows"] = in_rows
         ops["scan"] = in_rows * n
+        ops["in_bytes"] = float(in_bytes)
         return Estimate(rows=None, out_cols=n, out_width=8.0 * n, ops=ops, input_rows=in_rows,
                         input_bytes=in_bytes, objects=objects, supported=False, reason=str(e))
     ops = {k: float(est.ops.get(k, 0.0)) for k in OPS}
     ops["out_cells"] = node.rows * len(node.exprs)
-    out = Estimate(rows=node.rows, out_cols=len(node.exprs), out_width=_width(node.exprs, stats), ops=ops,
+    width = _width(node.exprs, stats)
+    ops["out_bytes"] = node.rows * width          # result materialization goes by bytes, not rows
+    ops["in_bytes"] = float(in_bytes)             # stored bytes a path may copy before it runs
+    out = Estimate(rows=node.rows, out_cols=len(node.exprs), out_width=width, ops=ops,
                    input_rows=in_rows, input_bytes=in_bytes, objects=objects, node_rows=est.node_rows,
                    bounds=list(est.bounds))
     if est.bounds:
@@ -1248,10 +1252,13 @@ def _estimate(plan_bytes_or_json, stats: dict[str, TableStats], seed: int = 0) -
             break
         lops = {k: float(low.ops.get(k, 0.0)) for k in OPS}
         lops["out_cells"] = lnode.rows * len(lnode.exprs)
-        parts.append({"rows": lnode.rows, "cols": len(lnode.exprs), "width": _width(lnode.exprs, stats),
-                      "ops": lops})
+        lwidth = _width(lnode.exprs, stats)
+        lops["out_bytes"] = lnode.rows * lwidth
+        lops["in_bytes"] = float(in_bytes)
+        parts.append({"rows": lnode.rows, "cols": len(lnode.exprs), "width": lwidth, "ops": lops})
     if parts:
         lops = {k: sum(p["ops"][k] for p in parts) for k in OPS}
+        lops["in_bytes"] = float(in_bytes)
         out.splits = parts
         out.split_ops = lops
         out.split_rows = sum(p["rows"] for p in parts)
@@ -1261,6 +1268,8 @@ def _estimate(plan_bytes_or_json, stats: dict[str, TableStats], seed: int = 0) -
         up["rows"] = out.split_rows
         up["scan"] = sum(p["rows"] * p["cols"] for p in parts)
         up["out_cells"] = ops["out_cells"]
+        up["out_bytes"] = ops["out_bytes"]
+        up["in_bytes"] = out.split_rows * out.split_width     # the host reads the shipped lower results
         out.upper_ops = up
     return out
 

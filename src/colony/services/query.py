@@ -15,6 +15,7 @@ keeps serving.
 from __future__ import annotations
 
 import fnmatch
+from collections import OrderedDict
 import json
 import os
 import threading
@@ -75,6 +76,7 @@ class QueryService(Service):
         self.models: DeviceModels | None = None
         self.host_models: DeviceModels | None = None
         self._lock = threading.Lock()
+        self._estimates: OrderedDict = OrderedDict()      # plan bytes -> (statistics read, plan JSON, estimate)
         self._inflight = 0
         self._busy_threads = 0
         self._admitted = 0
@@ -110,11 +112,29 @@ class QueryService(Service):
 
     @endpoint
     def calibrate(self, n_runs: int = 120, min_rows: int = 20_000, max_rows: int = 400_000, seed: int = 0) -> dict:
-        """Timed templated queries on random tables with this device's thread budget; keeps the models."""
+        """Timed templated queries on random tables with this device's thread budget; keeps the models.
+
+        Timed through the path this device's queries take: with ``isolate`` a worker process
+        per query (objects cached in shared memory as a device's stored objects are; uncached
+        on the host, which runs what devices hand back), else in process."""
         from colony.cost.calibrate import calibrate
         link = self.models.link if self.models else None
-        models, _ = calibrate(self.ctx.name, self.ctx.threads, n_runs=n_runs, min_rows=min_rows,
-                              max_rows=max_rows, seed=seed)
+        pool = WorkerPool(keep=1, prestart=False) if self.isolate else None
+        runner = None
+        if pool is not None:
+            cache = self.ctx.role != "host"
+
+            def runner(plan_bytes, objects, threads):
+                return pool.run(plan_bytes, objects, threads=threads, memory_limit=self.memory_limit,
+                                max_result_bytes=self.max_result_bytes, timeout_s=self.timeout_s, cache=cache)
+        try:
+            models, _ = calibrate(self.ctx.name, self.ctx.threads, n_runs=n_runs, min_rows=min_rows,
+                                  max_rows=max_rows, seed=seed, runner=runner)
+        finally:
+            if pool is not None:
+                pool.close()
+        models.report["path"] = ("worker process, objects cached" if runner and cache else
+                                 "worker process, objects copied per query" if runner else "in process")
         models.link = link
         self.models = models
         self._persist()
@@ -235,10 +255,9 @@ class QueryService(Service):
         if not isinstance(plan_bytes, (bytes, bytearray, memoryview)):
             raise BadPlan("plan must be Substrait bytes")
         t0, w0 = time.thread_time(), time.perf_counter()   # this handler thread only: the estimator's own CPU
-        pj = plan_json(bytes(plan_bytes))
         tabs = _tables_arg(tables)
         st = self._stats(tabs)
-        est = estimate(pj, st)
+        pj, est = self._estimate(bytes(plan_bytes), st)
         load = HostLoad(**host_load) if host_load else HostLoad()
         pol = StormPolicy(**{k: v for k, v in storm.items() if k in ("mode", "limit", "beta")}) if storm else None
         with self._lock:                       # one generator, many request threads
@@ -252,6 +271,22 @@ class QueryService(Service):
             terms["estimate"] = wall
             terms["total"] += wall
         return pj, est, dec, time.thread_time() - t0
+
+    def _estimate(self, plan_bytes: bytes, st: dict) -> tuple[dict, Any]:
+        """Decoded plan and estimate, cached per plan while the statistics it read are the
+        same objects (a put or drop makes new ones): a repeated query is not re-estimated."""
+        with self._lock:
+            hit = self._estimates.get(plan_bytes)
+            if hit is not None and hit[0].keys() == st.keys() and all(hit[0][k] is v for k, v in st.items()):
+                self._estimates.move_to_end(plan_bytes)
+                return hit[1], hit[2]
+        pj = plan_json(plan_bytes)
+        est = estimate(pj, st)
+        with self._lock:
+            self._estimates[plan_bytes] = (dict(st), pj, est)
+            while len(self._estimates) > 256:
+                self._estimates.popitem(last=False)
+        return pj, est
 
     @endpoint
     def explain(self, plan_bytes: bytes, tables: dict, placement: str = "auto", host_load: dict | None = None,
@@ -325,8 +360,10 @@ class QueryService(Service):
             act["bytes"] = nbytes
             if host and self.ctx.peers is not None:
                 t0 = time.perf_counter()
-                out["hosted"] = self.ctx.peers.call(host, "query", "run_pushed", bytes(plan_bytes), objs, reserved)
+                out["hosted"] = self.ctx.peers.call(host, "query", "run_pushed", bytes(plan_bytes), objs, reserved,
+                                                    self._host_prediction(dec, "back", est.ops))
                 act["to_host"] = time.perf_counter() - t0
+                self._adopt_host_residuals(out["hosted"])
             else:
                 out["objects"] = objs
                 out["plan"] = bytes(plan_bytes)
@@ -373,8 +410,10 @@ class QueryService(Service):
                 if host and self.ctx.peers is not None:
                     t0 = time.perf_counter()
                     out["hosted"] = self.ctx.peers.call(host, "query", "run_pushed", upper,
-                                                        qplan.split_inputs(bufs), reserved)
+                                                        qplan.split_inputs(bufs), reserved,
+                                                        self._host_prediction(dec, "split", est.upper_ops))
                     act["to_host"] = time.perf_counter() - t0
+                    self._adopt_host_residuals(out["hosted"])
                 else:
                     out["result"], out["plan"] = bufs, upper
             else:
@@ -388,9 +427,27 @@ class QueryService(Service):
         act["device_total"] = time.perf_counter() - t_start
         return out
 
+    def _host_prediction(self, dec: Decision, placement: str, ops: dict | None) -> dict | None:
+        """What this device predicted for the host's execution, for the host's online correction."""
+        pred = (dec.predicted or {}).get(placement)
+        if self.host_models is None or not pred or not ops or "exec_host" not in pred:
+            return None
+        fam = self.host_models.family(ops)
+        return {"exec_host": float(pred["exec_host"]), "family": fam} if fam else None
+
+    def _adopt_host_residuals(self, hosted) -> None:
+        """Price host work with the host's current online correction (the host owns it)."""
+        if self.host_models is not None and isinstance(hosted, dict) and "residuals" in hosted:
+            self.host_models.residuals.adopt(hosted["residuals"])
+
     @endpoint
-    def run_pushed(self, plan_bytes: bytes, inputs: dict, reserved: bool = False) -> dict:
-        """Host side: run a plan over objects a device handed back (raw objects or split results)."""
+    def run_pushed(self, plan_bytes: bytes, inputs: dict, reserved: bool = False,
+                   predicted: dict | None = None) -> dict:
+        """Host side: run a plan over objects a device handed back (raw objects or split results).
+
+        ``predicted`` ({exec_host, family}, from the device that priced it): the measured
+        execution corrects this host's model online, as a device's own runs correct its
+        model; the answer carries the correction so every device prices host work with it."""
         t_start = time.perf_counter()
         with self._lock:
             self._inflight += 1
@@ -420,8 +477,16 @@ class QueryService(Service):
             total = time.perf_counter() - t_start
             with self._lock:
                 self._service_s = 0.8 * self._service_s + 0.2 * total if self._service_s else total
-            return {"result": res, "deser_host": deser, "exec_host": exec_s, "threads": threads,
-                    "host_total": total}
+            out = {"result": res, "deser_host": deser, "exec_host": exec_s, "threads": threads,
+                   "host_total": total}
+            if self.models is not None:
+                if isinstance(predicted, dict) and isinstance(predicted.get("family"), str):
+                    try:
+                        self.models.residuals.update(predicted["family"], float(predicted["exec_host"]), exec_s)
+                    except (KeyError, TypeError, ValueError):
+                        pass
+                out["residuals"] = self.models.residuals.snapshot()
+            return out
         finally:
             with self._lock:
                 self._inflight -= 1
