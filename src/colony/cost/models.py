@@ -35,6 +35,15 @@ MAX_NODES = 1 << 16      # per tree; sklearn with max_depth=10 builds at most 20
 MAX_DEPTH = 64
 
 
+def _inliers(pred: np.ndarray, y: np.ndarray, k: float = 3.0) -> np.ndarray:
+    """Runs whose log residual is within k robust standard deviations (MAD): a run another
+    job disturbed on a shared machine should not pull every operator's cost."""
+    r = np.log(np.maximum(y, 1e-12) / np.maximum(pred, 1e-12))
+    mad = 1.4826 * float(np.median(np.abs(r - np.median(r))))
+    keep = np.abs(r - np.median(r)) <= k * max(mad, 0.05)
+    return keep if keep.sum() >= max(8, len(y) // 2) else np.ones(len(y), bool)
+
+
 def _x(ops: dict) -> np.ndarray:
     return np.array([float(ops.get(k, 0.0)) for k in FEATURES], dtype=np.float64)
 
@@ -51,19 +60,23 @@ class NNLSExec:
     serial: float              # Amdahl serial fraction a
 
     @classmethod
-    def fit(cls, X: np.ndarray, threads: np.ndarray, y: np.ndarray) -> "NNLSExec":
+    def fit(cls, X: np.ndarray, threads: np.ndarray, y: np.ndarray, robust: bool = True) -> "NNLSExec":
         best = None
         w = 1.0 / np.maximum(y, 1e-6)
         scale = np.maximum(X.max(axis=0), 1.0)
-        for a in np.linspace(0.0, 1.0, 11):
-            f = (a + (1.0 - a) / threads)[:, None]
-            A = np.hstack([np.ones((len(y), 1)), X / scale * f]) * w[:, None]
-            coef, _ = nnls(A, y * w)
-            pred = coef[0] + (X / scale * f) @ coef[1:]
-            err = float(np.median(ape(pred, y)))
-            if best is None or err < best[0]:
-                best = (err, a, coef)
-        _, a, coef = best
+        keep = np.ones(len(y), bool)
+        for rnd in range(2 if robust else 1):    # second round: without the disturbed runs
+            best = None
+            for a in np.linspace(0.0, 1.0, 11):
+                f = (a + (1.0 - a) / threads)[:, None]
+                A = np.hstack([np.ones((len(y), 1)), X / scale * f]) * w[:, None]
+                coef, _ = nnls(A[keep], (y * w)[keep])
+                pred = coef[0] + (X / scale * f) @ coef[1:]
+                err = float(np.median(ape(pred[keep], y[keep])))
+                if best is None or err < best[0]:
+                    best = (err, a, coef, pred)
+            keep = _inliers(best[3], y)
+        _, a, coef, _ = best
         return cls(coef=list(coef[1:] / scale), intercept=float(coef[0]), serial=float(a))
 
     def predict(self, X: np.ndarray, threads: np.ndarray) -> np.ndarray:
@@ -83,12 +96,15 @@ class OpsExec:
     intercept: float
 
     @classmethod
-    def fit(cls, X: np.ndarray, threads: np.ndarray, y: np.ndarray) -> "OpsExec":
+    def fit(cls, X: np.ndarray, threads: np.ndarray, y: np.ndarray, robust: bool = True) -> "OpsExec":
         w = 1.0 / np.maximum(y, 1e-6)
         scale = np.maximum(X.max(axis=0), 1.0)
         Xs = X / scale
         A = np.hstack([np.ones((len(y), 1)), Xs, Xs / np.maximum(threads, 1)[:, None]])
         coef, _ = nnls(A * w[:, None], y * w)
+        if robust:                               # refit without the disturbed runs
+            keep = _inliers(A @ coef, y)
+            coef, _ = nnls(A[keep] * w[keep, None], y[keep] * w[keep])
         # least squares on relative error leans low under multiplicative noise: rescale so the
         # median ratio of measured to predicted is 1 (what the median APE scores)
         coef = coef * float(np.median(y / np.maximum(A @ coef, 1e-12)))

@@ -47,9 +47,11 @@ DEFAULT_SEL = 1.0 / 3.0          # PostgreSQL-style default for predicates we ca
 CMP = {"lt", "lte", "gt", "gte", "equal", "not_equal", "is_null", "is_not_null", "like", "ilike",
        "is_distinct_from", "is_not_distinct_from", "starts_with"}
 LOGIC = {"and", "or", "not", "xor"}
-ARITH = {"add", "subtract", "multiply", "divide", "negate", "modulus", "bitwise_and", "bitwise_or",
-         "bitwise_xor", "shift_left", "shift_right"}
-POWER = {"power", "sqrt", "exp", "ln", "log", "log2", "log10", "cbrt", "pow"}
+ARITH = {"add", "subtract", "multiply", "negate", "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left",
+         "shift_right"}
+DIV = {"divide", "modulus"}                    # integer division costs ~10x an add or a bitwise and
+POWER = {"power", "pow", "cbrt", "log", "log2", "log10"}      # libm pow-like: ~10 ns a value here
+MATH = {"sqrt", "exp", "ln", "sin", "cos", "tan", "atan", "asin", "acos", "sinh", "cosh", "tanh", "signum"}  # ~2-3 ns
 STR = {"like", "ilike", "substring", "starts_with", "ends_with", "contains", "lower", "upper", "concat", "strpos",
        "char_length", "character_length", "trim", "ltrim", "rtrim", "replace", "regexp_like", "regexp_match"}
 FLIP = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "equal": "equal", "not_equal": "not_equal"}
@@ -57,7 +59,7 @@ FLIP = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "equal": "equal", "n
 # operation-vector features, in model order (see docs/query.md)
 OPS = ("cmp", "logic", "arith", "power", "func", "str", "filter", "take", "scan", "scan_str", "hash_agg",
        "agg_lg", "groups", "sort", "out_cells", "rows", "join_build", "join_probe", "join_lg", "join_out",
-       "distinct", "limit", "union", "out_bytes", "in_bytes")
+       "distinct", "limit", "union", "out_bytes", "in_bytes", "div", "math", "topk")
 
 
 def category(fn: str) -> str:
@@ -69,8 +71,12 @@ def category(fn: str) -> str:
         return "logic"
     if fn in ARITH:
         return "arith"
+    if fn in DIV:
+        return "div"
     if fn in POWER:
         return "power"
+    if fn in MATH:
+        return "math"
     return "func"
 
 
@@ -340,6 +346,7 @@ class Estimator:
         self.stats = stats
         self.seed = seed
         self.ops: Counter = Counter()
+        self._topk: int | None = None      # set by a fetch right above a sort (top-k)
         self.fn_names: dict[int, str] = {}
         self.node_rows: list = []
         self.levels: list = []        # (kind, relation JSON, Node), bottom-up, for per-level checks
@@ -859,9 +866,11 @@ class Estimator:
         return replace(inp, exprs=self._emit(b, inp.exprs + new))
 
     def _fetch(self, b: dict) -> Node:
-        inp = self.rel(b["input"])
         count = b.get("countExpr", {}).get("literal", {}).get("i64", b.get("count"))
         off = int(b.get("offsetExpr", {}).get("literal", {}).get("i64", b.get("offset", 0)) or 0)
+        if count is not None and int(count) >= 0 and "sort" in b["input"]:
+            self._topk = int(count) + off        # the engine keeps a heap of count + offset rows, not a full sort
+        inp = self.rel(b["input"])
         rows = max(0.0, inp.rows - off)
         if count is not None and int(count) >= 0:
             rows = min(rows, float(count))
@@ -871,8 +880,12 @@ class Estimator:
                        frac=self._thin(inp, f))
 
     def _sort(self, b: dict) -> Node:
+        k, self._topk = self._topk, None
         inp = self.rel(b["input"])
-        self.ops["sort"] += inp.rows * max(1.0, math.log2(max(inp.rows, 2.0)))
+        if k is not None and k < inp.rows:       # top-k: n log k
+            self.ops["topk"] += inp.rows * max(1.0, math.log2(k + 2.0))
+        else:
+            self.ops["sort"] += inp.rows * max(1.0, math.log2(max(inp.rows, 2.0)))
         return replace(inp, exprs=self._emit(b, inp.exprs))
 
     def _aggregate(self, b: dict) -> Node:
