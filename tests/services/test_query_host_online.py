@@ -61,3 +61,10 @@ def test_estimates_are_cached_per_plan_until_statistics_change(colony):
     _, e3 = dev._estimate(pb, dev._stats({"particles": ("particles", "*")}))
     assert e3 is not e1 and e3.input_rows == e1.input_rows + 10_000
     colony.store("nic0").drop("particles", "o2")
+
+
+def test_the_fingerprint_tells_the_runtimes_apart(colony):
+    from colony.runtime.fingerprint import describe, fingerprint
+    spec = colony.config.devices["nic0"]
+    assert describe(spec, "local")["runtime"] == "local"
+    assert colony.host("nic0").ctx.fingerprint == fingerprint(spec, "local") != fingerprint(spec, "ray")

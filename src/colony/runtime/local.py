@@ -49,7 +49,7 @@ class LocalColony:
                 store.create_pool(pool)
             ctx = DeviceContext(name=name, role=spec.role, threads=spec.threads, store=store,
                                 peers=_Peers(self, name),
-                                workdir=spec.spill_dir if spec.spill_explicit else None, fingerprint=fingerprint(spec))
+                                workdir=spec.spill_dir if spec.spill_explicit else None, fingerprint=fingerprint(spec, "local"))
             self.hosts[name] = DeviceHost(ctx, {"objects": {}, **self.config.device_services(name)})
 
     # -- devices ------------------------------------------------------------------------
