@@ -44,10 +44,10 @@ def _runtime(tables: dict, device: str):
     tables on ``device`` (one pool each)."""
     import colony as colony_pkg
     from colony.config.builders import embedded
-    from colony.drivers.emulated import DEFAULT_MODELS_DIR, NIC_LINKS_GBPS
+    from colony.drivers.emulated import NIC_LINKS_GBPS
+    # cost models go into each device's calibration record, beside its device suite
     cfg = embedded(links_gbps={f"nic{i}": g for i, g in enumerate(NIC_LINKS_GBPS)},
-                   pools={name: [device] for name in tables},
-                   services={"query": {"devices": "all", "options": {"models_dir": DEFAULT_MODELS_DIR + "-runtime"}}})
+                   pools={name: [device] for name in tables}, services={"query": {"devices": "all"}})
     c = colony_pkg.connect(cfg, temp_dir="/tmp/ray-colony-query")
     host = next(d.name for d in c.devices() if d.role == "host")
     for name, t in tables.items():

@@ -29,6 +29,7 @@ class DeviceContext:
     calibration: dict = field(default_factory=dict)   # persisted calibration results, if any
     workdir: str | None = None        # local disk for spill files / block stores
     fingerprint: str = ""             # set by the runtime; calibrations are valid for it (opaque here)
+    record_dir: str | None = None     # where the runtime keeps this device's calibration record
 
 
 class Service:

@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from colony import codec
+from colony.cost import suite
 from colony.cost.models import DeviceModels
 from colony.decide import Decision, DeviceLoad, HostLoad, StormPolicy, decide
 from colony.errors import DeviceBusy, InvalidArgument, StaleCalibration
@@ -72,7 +73,10 @@ class QueryService(Service):
         self._dev_service_s = 0.0
         self.isolate = bool(options.get("isolate", True))
         self._workers = WorkerPool(keep=max(1, ctx.threads), prestart=False) if self.isolate else None
-        self.models_dir = options.get("models_dir") or (os.path.join(ctx.workdir, "models") if ctx.workdir else None)
+        # the device's calibration record (colony.cost.suite) lives in the directory this option
+        # names, else where the runtime keeps it (beside the device suite), else in the workdir
+        self.models_dir = options.get("models_dir") or ctx.record_dir or \
+            (os.path.join(ctx.workdir, "models") if ctx.workdir else None)
         self.models: DeviceModels | None = None
         self.host_models: DeviceModels | None = None
         self._lock = threading.Lock()
@@ -82,33 +86,33 @@ class QueryService(Service):
         self._admitted = 0
         self._service_s = 0.0
         self._rng = np.random.Generator(np.random.SFC64(stable_hash(ctx.name)))  # same on every run
-        saved = ctx.calibration.get("query") if ctx.calibration else None
-        self.stale = ""
+        rec = ctx.calibration or {}
+        if "query" not in rec and self.models_dir:
+            rec = suite.record(ctx.name, ctx.fingerprint, self.models_dir)
+        self.stale = str(rec.get("stale", ""))     # reported uncalibrated; the client recalibrates
         try:
-            if not saved and self.models_dir and os.path.exists(self._model_path()):
-                with open(self._model_path()) as f:
-                    saved = json.load(f)
-            if saved:
-                if saved.get("fingerprint") != ctx.fingerprint:
+            if rec.get("query"):
+                if rec.get("fingerprint") != ctx.fingerprint:
                     raise StaleCalibration(f"device {ctx.name!r} changed since its calibration (role, threads, "
-                                           "link, software or layout); recalibrate")
-                self.models = DeviceModels.from_json(saved)
+                                           "link, runtime, software or layout); recalibrate")
+                self.models = DeviceModels.from_json(rec["query"])
         except (StaleCalibration, InvalidArgument) as e:
-            self.models, self.stale = None, str(e)     # reported uncalibrated; the client recalibrates
+            self.models, self.stale = None, str(e)
 
     # -- models ----------------------------------------------------------------
-    def _model_path(self) -> str:
-        return os.path.join(self.models_dir, f"{self.ctx.name}.json")
-
     def _persist(self) -> None:
+        """Keep the models in the device's one calibration record (with the suite, under the
+        runtime's fingerprint), in memory and on disk."""
         if self.models is None:
             return
-        record = {**self.models.to_json(), "fingerprint": self.ctx.fingerprint}
-        self.ctx.calibration["query"] = record
+        models = self.models.to_json()
+        cal = self.ctx.calibration
+        if cal.get("fingerprint") != self.ctx.fingerprint:
+            cal.clear()                       # a stale record goes whole
+        cal.pop("stale", None)
+        cal.update(query=models, fingerprint=self.ctx.fingerprint)
         if self.models_dir:
-            os.makedirs(self.models_dir, exist_ok=True)
-            with open(self._model_path(), "w") as f:
-                json.dump(record, f)
+            suite.update(self.ctx.name, self.ctx.fingerprint, {"query": models}, self.models_dir)
 
     @endpoint
     def calibrate(self, n_runs: int = 120, min_rows: int = 20_000, max_rows: int = 400_000, seed: int = 0) -> dict:
@@ -161,6 +165,8 @@ class QueryService(Service):
         if self.models is None:
             raise QueryError(f"calibrate device {self.ctx.name!r} before installing its call-path model")
         self.models.call_path = dict(fits)
+        for k in [k for k in self.models.residuals.state if k.startswith("total:")]:
+            del self.models.residuals.state[k]     # end-to-end corrections were of the old fit
         if report:
             self.models.report["call_path"] = report
         self._persist()
