@@ -76,8 +76,16 @@ def _open(rows: int, device: str, seed: int, calib_runs: int, local: bool, recal
     from colony.query.plan import TableSpec
     tables = _tables(rows, seed, data)
     colony, host, close = (_local if local else _runtime)(tables, device)
-    ensure_calibrated(colony, host, calib_runs, calib_rows, recalibrate, on_calibrate=lambda: Console(stderr=True).print(
-        "[dim]calibrating cost models on every device (cached afterwards)...[/]"))
+    from rich.progress import Progress
+    with Progress(console=Console(stderr=True), transient=True, auto_refresh=False) as bar:
+        task = bar.add_task("calibrating cost models on every device (kept in each device's calibration record)",
+                            total=len(colony.devices()), visible=False)
+
+        def start():
+            bar.update(task, visible=True)
+            bar.refresh()
+        ensure_calibrated(colony, host, calib_runs, calib_rows, recalibrate, on_calibrate=start,
+                          progress=lambda d: (bar.update(task, advance=1), bar.refresh()))
     client = QueryClient(colony, host, {n: TableSpec(n, n, "*") for n in tables})
     return colony, client, close
 

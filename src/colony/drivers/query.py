@@ -263,16 +263,17 @@ def _tables_in(pj: dict) -> list[str]:
 
 
 def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate: bool = False,
-                      on_calibrate=None) -> bool:
-    """Calibrate every device unless all have models (cached per device); otherwise just hand
-    the host's models to the devices. Returns whether it calibrated."""
+                      on_calibrate=None, progress=None) -> bool:
+    """Calibrate every device unless all have models (each device's calibration record, valid
+    for its fingerprint); otherwise just hand the host's models to the devices. Returns
+    whether it calibrated. ``progress(device)`` is called as each device finishes."""
     health = [colony.call(d.name, "query", "health") for d in colony.devices()]
     # a device whose online correction drifted past its bound is recalibrated too
     have = all(h["calibrated"] and not h.get("drift") for h in health)
     if recalibrate or not have:
         if on_calibrate:
             on_calibrate()
-        calibrate_colony(colony, host, n_runs=n_runs, max_rows=max_rows)
+        calibrate_colony(colony, host, n_runs=n_runs, max_rows=max_rows, progress=progress)
         return True
     hm = colony.call(host, "query", "models_json")
     for d in colony.devices():
