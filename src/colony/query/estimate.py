@@ -695,14 +695,18 @@ class Estimator:
             elif cs.kll is not None:
                 # a discretizing key (round, floor, cast to int, year of a date...): count the
                 # distinct values it takes on a dense grid over the column's range
-                grid = np.linspace(cs.lo, cs.hi, 200_001)
-                try:
-                    vals = np.asarray(_numpy_eval(e, {col: grid}), dtype=np.float64)
-                    k = len(np.unique(vals[np.isfinite(vals)]))
-                    if k < 100_000:
-                        d = min(d, float(k))
-                except (Unsupported, TypeError, ValueError):
-                    pass
+                key = ("grid-ndv", repr(e))        # same column statistics, same key: same count
+                k = cs._derived.get(key)
+                if k is None:
+                    grid = np.linspace(cs.lo, cs.hi, 200_001)
+                    try:
+                        vals = np.asarray(_numpy_eval(e, {col: grid}), dtype=np.float64)
+                        k = len(np.unique(vals[np.isfinite(vals)]))
+                    except (Unsupported, TypeError, ValueError):
+                        k = -1
+                    cs._derived[key] = k
+                if 0 <= k < 100_000:
+                    d = min(d, float(k))
             elif cs.items is not None:
                 items, _ = cs.weighted_items()
                 try:
