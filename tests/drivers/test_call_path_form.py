@@ -1,5 +1,5 @@
-"""The call-path fit keeps the form its own leave-one-out error prefers: a per-call offset
-over models that already time the execution path, or a slope where the probes show one."""
+"""The call-path fit keeps the form its own leave-one-out error prefers: none, a per-call
+offset over models that already time the execution path, or a slope where the probes show one."""
 
 import numpy as np
 
@@ -19,3 +19,9 @@ def test_a_real_slope_is_kept_where_the_probes_show_one():
     raw = np.linspace(0.01, 0.5, 12)
     form, m, _ = _call_path_fit(raw, 0.002 + 2.0 * raw)
     assert form == "slope" and abs(m.b - 2.0) < 0.05
+
+
+def test_no_correction_is_kept_where_the_probes_show_none():
+    raw = np.linspace(0.02, 0.2, 12)
+    form, m, loo = _call_path_fit(raw, raw.copy())      # every form fits exactly: the simplest is kept
+    assert form == "none" and (m.a, m.b) == (0.0, 1.0) and loo == 0.0

@@ -366,21 +366,19 @@ def calibrate_call_path(colony, host: str, devices: list[str], sizes=(40_000, 30
 
 
 def _call_path_fit(raw: np.ndarray, act: np.ndarray):
-    """measured = a + b * predicted, or measured = a + predicted (a per-call overhead on top of
-    models that already time the execution path): the form with the lower leave-one-out
-    median error on the probes is kept. A slope fitted on a dozen probes of similar size can
-    flatten every prediction to a constant; the offset form cannot."""
+    """No correction, measured = a + predicted (a per-call overhead on top of models that
+    already time the execution path), or measured = a + b * predicted: the form with the
+    lowest leave-one-out median error on the probes is kept (the simpler one on a tie). A
+    slope fitted on a dozen probes of similar size can flatten every prediction to a
+    constant; the offset form cannot, and no correction is kept where the probes show none."""
     from colony.cost.models import LinearModel, ape
-
-    def slope(x, y):
-        return LinearModel.fit(x, y)
-
-    def offset(x, y):
-        return LinearModel(a=float(np.median(y - x)), b=1.0)
+    forms = {"none": lambda x, y: LinearModel(a=0.0, b=1.0),
+             "offset": lambda x, y: LinearModel(a=float(np.median(y - x)), b=1.0),
+             "slope": lambda x, y: LinearModel.fit(x, y)}
     scores = {}
-    for name, fit in (("offset", offset), ("slope", slope)):
+    for name, fit in forms.items():
         errs = [float(ape(fit(np.delete(raw, i), np.delete(act, i)).predict(raw[i:i + 1]), act[i:i + 1])[0])
                 for i in range(len(raw))]
         scores[name] = float(np.median(errs))
-    form = min(scores, key=scores.get)
-    return form, (offset if form == "offset" else slope)(raw, act), scores[form]
+    form = min(scores, key=scores.get)          # dict order: simpler first on a tie
+    return form, forms[form](raw, act), scores[form]
