@@ -25,3 +25,10 @@ def test_no_correction_is_kept_where_the_probes_show_none():
     raw = np.linspace(0.02, 0.2, 12)
     form, m, loo = _call_path_fit(raw, raw.copy())      # every form fits exactly: the simplest is kept
     assert form == "none" and (m.a, m.b) == (0.0, 1.0) and loo == 0.0
+
+
+def test_no_slope_from_probes_of_one_size():
+    rng = np.random.default_rng(2)
+    raw = rng.uniform(0.030, 0.050, 6)                  # all alike: a slope is not identifiable
+    form, m, _ = _call_path_fit(raw, 0.02 + 0.0 * raw + rng.uniform(0, 0.002, 6))
+    assert form in ("none", "offset") and m.b == 1.0
