@@ -10,11 +10,11 @@ Q=src/colony/bench/queries
 ROWS=${ROWS:-300000}
 mkdir -p bench/results
 uptime
-timeout 600 "$COLONY" bench query --queries "$Q/families.sql" --rows "$ROWS" --recalibrate --calib-runs 60 --calib-rows 400000 \
+timeout 600 "$COLONY" bench query --queries "$Q/families.sql" --rows "$ROWS" --recalibrate --calib-runs ${CALIB_RUNS:-240} --calib-rows 400000 \
   --json bench/results/query_families${SUFFIX:-}.json > /tmp/colony-query_families.log 2>&1
 uptime
 DATA=${DATA:-/tmp/colony-tpch-sf005}
 [ -d "$DATA" ] || .venv/bin/python -c "from colony.data.tpch import write; write('$DATA', 0.05)"
-timeout 540 "$COLONY" bench query --queries "$Q/tpch/queries.sql" --data "$DATA" --calib-runs 60 --calib-rows 400000 \
+timeout 540 "$COLONY" bench query --queries "$Q/tpch/queries.sql" --data "$DATA" --calib-runs ${CALIB_RUNS:-240} --calib-rows 400000 \
   --json bench/results/query_tpch${SUFFIX:-}.json > /tmp/colony-query_tpch.log 2>&1
 uptime

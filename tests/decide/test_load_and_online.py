@@ -64,7 +64,7 @@ def test_residuals_are_bounded_decay_and_flag_drift():
     for _ in range(50):                                    # the device became 3x slower
         r.update("filter", 1.0 * r.factor("filter"), 3.0)
     assert r.factor("filter") == pytest.approx(2.0)        # bounded
-    assert r.drifted() == ["filter"]
+    assert "filter" in r.drifted()                         # (and "*": the whole device drifted)
     for _ in range(40):                                    # back to normal: old evidence decays
         r.update("filter", 1.0 * r.factor("filter"), 1.0)
     assert r.factor("filter") == pytest.approx(1.0, abs=0.01) and not r.drifted()

@@ -45,10 +45,10 @@ def _runtime(tables: dict, device: str):
     tables on ``device`` (one pool each)."""
     import colony as colony_pkg
     from colony.config.builders import embedded
-    from colony.drivers.emulated import DEFAULT_MODELS_DIR, NIC_LINKS_GBPS
+    from colony.drivers.emulated import NIC_LINKS_GBPS
+    # cost models go into each device's calibration record, beside its device suite
     cfg = embedded(links_gbps={f"nic{i}": g for i, g in enumerate(NIC_LINKS_GBPS)},
-                   pools={name: [device] for name in tables},
-                   services={"query": {"devices": "all", "options": {"models_dir": DEFAULT_MODELS_DIR + "-runtime"}}})
+                   pools={name: [device] for name in tables}, services={"query": {"devices": "all"}})
     c = colony_pkg.connect(cfg, temp_dir="/tmp/ray-colony-query")
     host = next(d.name for d in c.devices() if d.role == "host")
     for name, t in tables.items():
@@ -77,8 +77,16 @@ def _open(rows: int, device: str, seed: int, calib_runs: int, local: bool, recal
     from colony.query.plan import TableSpec
     tables = _tables(rows, seed, data)
     colony, host, close = (_local if local else _runtime)(tables, device)
-    ensure_calibrated(colony, host, calib_runs, calib_rows, recalibrate, on_calibrate=lambda: Console(stderr=True).print(
-        "[dim]calibrating cost models on every device (cached afterwards)...[/]"))
+    from rich.progress import Progress
+    with Progress(console=Console(stderr=True), transient=True, auto_refresh=False) as bar:
+        task = bar.add_task("calibrating cost models on every device (kept in each device's calibration record)",
+                            total=len(colony.devices()), visible=False)
+
+        def start():
+            bar.update(task, visible=True)
+            bar.refresh()
+        ensure_calibrated(colony, host, calib_runs, calib_rows, recalibrate, on_calibrate=start,
+                          progress=lambda d: (bar.update(task, advance=1), bar.refresh()))
     client = QueryClient(colony, host, {n: TableSpec(n, n, "*") for n in tables})
     return colony, client, close
 

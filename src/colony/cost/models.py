@@ -35,6 +35,15 @@ MAX_NODES = 1 << 16      # per tree; sklearn with max_depth=10 builds at most 20
 MAX_DEPTH = 64
 
 
+def _inliers(pred: np.ndarray, y: np.ndarray, k: float = 3.0) -> np.ndarray:
+    """Runs whose log residual is within k robust standard deviations (MAD): a run another
+    job disturbed on a shared machine should not pull every operator's cost."""
+    r = np.log(np.maximum(y, 1e-12) / np.maximum(pred, 1e-12))
+    mad = 1.4826 * float(np.median(np.abs(r - np.median(r))))
+    keep = np.abs(r - np.median(r)) <= k * max(mad, 0.05)
+    return keep if keep.sum() >= max(8, len(y) // 2) else np.ones(len(y), bool)
+
+
 def _x(ops: dict) -> np.ndarray:
     return np.array([float(ops.get(k, 0.0)) for k in FEATURES], dtype=np.float64)
 
@@ -51,19 +60,23 @@ class NNLSExec:
     serial: float              # Amdahl serial fraction a
 
     @classmethod
-    def fit(cls, X: np.ndarray, threads: np.ndarray, y: np.ndarray) -> "NNLSExec":
+    def fit(cls, X: np.ndarray, threads: np.ndarray, y: np.ndarray, robust: bool = True) -> "NNLSExec":
         best = None
         w = 1.0 / np.maximum(y, 1e-6)
         scale = np.maximum(X.max(axis=0), 1.0)
-        for a in np.linspace(0.0, 1.0, 11):
-            f = (a + (1.0 - a) / threads)[:, None]
-            A = np.hstack([np.ones((len(y), 1)), X / scale * f]) * w[:, None]
-            coef, _ = nnls(A, y * w)
-            pred = coef[0] + (X / scale * f) @ coef[1:]
-            err = float(np.median(ape(pred, y)))
-            if best is None or err < best[0]:
-                best = (err, a, coef)
-        _, a, coef = best
+        keep = np.ones(len(y), bool)
+        for rnd in range(2 if robust else 1):    # second round: without the disturbed runs
+            best = None
+            for a in np.linspace(0.0, 1.0, 11):
+                f = (a + (1.0 - a) / threads)[:, None]
+                A = np.hstack([np.ones((len(y), 1)), X / scale * f]) * w[:, None]
+                coef, _ = nnls(A[keep], (y * w)[keep])
+                pred = coef[0] + (X / scale * f) @ coef[1:]
+                err = float(np.median(ape(pred[keep], y[keep])))
+                if best is None or err < best[0]:
+                    best = (err, a, coef, pred)
+            keep = _inliers(best[3], y)
+        _, a, coef, _ = best
         return cls(coef=list(coef[1:] / scale), intercept=float(coef[0]), serial=float(a))
 
     def predict(self, X: np.ndarray, threads: np.ndarray) -> np.ndarray:
@@ -83,12 +96,15 @@ class OpsExec:
     intercept: float
 
     @classmethod
-    def fit(cls, X: np.ndarray, threads: np.ndarray, y: np.ndarray) -> "OpsExec":
+    def fit(cls, X: np.ndarray, threads: np.ndarray, y: np.ndarray, robust: bool = True) -> "OpsExec":
         w = 1.0 / np.maximum(y, 1e-6)
         scale = np.maximum(X.max(axis=0), 1.0)
         Xs = X / scale
         A = np.hstack([np.ones((len(y), 1)), Xs, Xs / np.maximum(threads, 1)[:, None]])
         coef, _ = nnls(A * w[:, None], y * w)
+        if robust:                               # refit without the disturbed runs
+            keep = _inliers(A @ coef, y)
+            coef, _ = nnls(A[keep] * w[keep, None], y[keep] * w[keep])
         # least squares on relative error leans low under multiplicative noise: rescale so the
         # median ratio of measured to predicted is 1 (what the median APE scores)
         coef = coef * float(np.median(y / np.maximum(A @ coef, 1e-12)))
@@ -129,22 +145,28 @@ class ForestExec:
     def __post_init__(self) -> None:
         if not isinstance(self.trees, list) or not 0 < len(self.trees) <= MAX_TREES:
             raise InvalidArgument(f"a forest model needs 1..{MAX_TREES} trees")
-        self._arrays = [_tree_arrays(i, t) for i, t in enumerate(self.trees)]
+        arrays = [_tree_arrays(i, t) for i, t in enumerate(self.trees)]
+        # all trees padded into one (trees x nodes) table, walked together: a prediction is a
+        # few vector steps per level, not a Python loop per tree (estimation overhead)
+        n = max(len(a[0]) for a in arrays)
+        pad = lambda i, fill, dt: np.stack([np.concatenate([a[i], np.full(n - len(a[i]), fill, dt)])  # noqa: E731
+                                            for a in arrays])
+        self._left, self._right = pad(0, -1, np.int64), pad(1, -1, np.int64)
+        self._fidx, self._thr, self._val = pad(2, 0, np.int64), pad(3, 0.0, np.float64), pad(4, 0.0, np.float64)
+        self._rows = np.arange(len(arrays))[:, None]
 
     def predict(self, X, threads) -> np.ndarray:
         F = self._feat(np.atleast_2d(X), np.atleast_1d(threads))
-        out = np.zeros(len(F))
-        for left, right, feat, thr, val in self._arrays:
-            node = np.zeros(len(F), dtype=np.int64)
-            while True:
-                leaf = left[node] == -1
-                if leaf.all():
-                    break
-                go_left = F[np.arange(len(F)), np.where(leaf, 0, feat[node])] <= thr[node]
-                nxt = np.where(go_left, left[node], right[node])
-                node = np.where(leaf, node, nxt)
-            out += val[node]
-        return np.exp(out / len(self.trees))
+        node = np.zeros((len(self._left), len(F)), dtype=np.int64)        # trees x samples
+        cols = np.arange(len(F))[None, :]
+        for _ in range(MAX_DEPTH + 1):
+            left = self._left[self._rows, node]
+            inner = left != -1
+            if not inner.any():
+                break
+            go_left = F[cols, self._fidx[self._rows, node]] <= self._thr[self._rows, node]
+            node = np.where(inner, np.where(go_left, left, self._right[self._rows, node]), node)
+        return np.exp(self._val[self._rows, node].mean(axis=0))
 
     def to_json(self) -> dict:
         return {"kind": "forest", "trees": self.trees}
@@ -228,27 +250,42 @@ class LinearModel:
 class Residuals:
     """Online correction: per operator family (the op-vector feature that dominates a query's
     predicted cost), an exponentially decaying mean of log(actual / predicted) execution time,
-    bounded to [1/bound, bound]. ``drift`` flags a family whose correction stays beyond
-    ``drift_at`` after ``min_n`` queries: the calibration no longer describes the device."""
+    bounded to [1/bound, bound], on top of a device-wide one (key ``*``) that every execution
+    family updates: what slows the whole device (other work on its cores) is learnt from every
+    query, so a family it has not run yet starts corrected too. Families named ``total:...``
+    (end-to-end, per placement) stand alone. ``drift`` flags an entry whose correction stays
+    beyond ``drift_at`` after ``min_n`` queries: the calibration no longer describes the device."""
 
     alpha: float = 0.2
     bound: float = 2.0
     drift_at: float = 1.5
     min_n: int = 10
+    share: float = 0.5                                # part of each step the device-wide entry takes
     state: dict = field(default_factory=dict)        # family -> {"log": float, "n": int}
 
+    GLOBAL = "*"
+
+    def _keys(self, family: str) -> list[str]:
+        return [family] if family.startswith("total:") or family == self.GLOBAL else [self.GLOBAL, family]
+
     def factor(self, family: str | None) -> float:
-        st = self.state.get(family) if family else None
-        return float(np.exp(st["log"])) if st else 1.0
+        if not family:
+            return 1.0
+        lg = sum(self.state[k]["log"] for k in self._keys(family) if k in self.state)
+        lim = float(np.log(self.bound))
+        return float(np.exp(np.clip(lg, -lim, lim)))
 
     def update(self, family: str, predicted: float, actual: float) -> None:
-        if predicted <= 0 or actual <= 0:
+        if predicted <= 0 or actual <= 0 or not family:
             return
-        st = self.state.setdefault(family, {"log": 0.0, "n": 0})
+        r = float(np.log(actual / predicted))       # predicted already carries the current factor
+        keys = self._keys(family)
         lim = float(np.log(self.bound))
-        st["log"] = float(np.clip((1 - self.alpha) * st["log"] + self.alpha * (st["log"] + np.log(actual / predicted)),
-                                  -lim, lim))
-        st["n"] += 1
+        for k in keys:
+            w = 1.0 if len(keys) == 1 else (self.share if k == self.GLOBAL else 1.0 - self.share)
+            st = self.state.setdefault(k, {"log": 0.0, "n": 0})
+            st["log"] = float(np.clip(st["log"] + self.alpha * w * r, -lim, lim))
+            st["n"] += 1
 
     def drifted(self) -> list[str]:
         lim = float(np.log(self.drift_at))
@@ -256,6 +293,25 @@ class Residuals:
 
     def to_json(self) -> dict:
         return {f: {"factor": round(float(np.exp(st["log"])), 4), "n": st["n"]} for f, st in self.state.items()}
+
+    def snapshot(self) -> dict:
+        """The state as data, for a copy of these models elsewhere (a device pricing host work)."""
+        return {f: dict(st) for f, st in self.state.items()}
+
+    def adopt(self, state) -> None:
+        """Take the owner's state (from :meth:`snapshot`), bounded and checked: it comes from a peer."""
+        if not isinstance(state, dict) or len(state) > 256:
+            return
+        lim = float(np.log(self.bound))
+        out = {}
+        for f, st in state.items():
+            try:
+                lg, n = float(st["log"]), int(st["n"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            if isinstance(f, str) and np.isfinite(lg) and n >= 0:
+                out[f] = {"log": float(np.clip(lg, -lim, lim)), "n": n}
+        self.state = out
 
 
 @dataclass

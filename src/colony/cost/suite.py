@@ -1,10 +1,15 @@
-"""Calibration: a fixed suite of timed runs per device, persisted per device (pure; no Ray).
+"""Calibration: a fixed suite of timed runs per device, and the device's one calibration
+record (pure; no Ray).
 
-Cost models learn devices only from these files, never from emulation settings. The
+Cost models learn devices only from these records, never from emulation settings. The
 in-device part (memcpy, Arrow IPC serialize/deserialize, the Colony object format, a few
 Arrow kernels) runs inside the device's process under its real budgets; the runtime adds
-transfers at several sizes over the device's link. Results live in
-``$COLONY_CALIBRATION_DIR/<device>.json`` (default ``~/.cache/colony/calibration``).
+transfers at several sizes over the device's link. One record per device,
+``$COLONY_CALIBRATION_DIR/<device>.json`` (default ``~/.cache/colony/calibration``), holds
+the suite's results, the query cost models (``query``: execution, serialization, setup,
+link and call-path models) and the fingerprint the runtime computed for the device. The
+fingerprint is only compared, never read: a record of another fingerprint is stale and
+dropped whole the next time any part is written (:func:`update`).
 """
 
 from __future__ import annotations
@@ -33,26 +38,49 @@ def calibration_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "colony" / "calibration"
 
 
-def path_for(device: str) -> Path:
-    return calibration_dir() / f"{device}.json"
+def path_for(device: str, directory=None) -> Path:
+    return (Path(directory) if directory else calibration_dir()) / f"{device}.json"
 
 
-def save(device: str, result: dict) -> Path:
-    p = path_for(device)
+def save(device: str, result: dict, directory=None) -> Path:
+    p = path_for(device, directory)
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_suffix(".json.tmp")
+    tmp = p.with_suffix(f".json.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(result, indent=1, sort_keys=True))
     os.replace(tmp, p)
     return p
 
 
-def load(device: str) -> dict:
-    """The persisted calibration of ``device``, or {} when it was never calibrated."""
-    p = path_for(device)
+def load(device: str, directory=None) -> dict:
+    """The persisted record of ``device`` as stored, or {} when it was never calibrated."""
+    p = path_for(device, directory)
     try:
         return json.loads(p.read_text())
     except (OSError, ValueError):
         return {}
+
+
+def record(device: str, fingerprint: str, directory=None) -> dict:
+    """The device's record if it was made for ``fingerprint``; {} when there is none;
+    ``{"stale": why}`` when it was made for another (the device changed: recalibrate)."""
+    rec = load(device, directory)
+    if not rec:
+        return {}
+    if rec.get("fingerprint") != fingerprint:
+        return {"stale": f"device {device!r} changed since its calibration (role, threads, link, runtime, software "
+                         "or layout); recalibrate it (colony calibrate, or any query recalibrates its cost models)"}
+    return rec
+
+
+def update(device: str, fingerprint: str, parts: dict, directory=None) -> dict:
+    """Write ``parts`` into the device's record; a record of another fingerprint goes whole."""
+    rec = load(device, directory)
+    if rec.get("fingerprint") != fingerprint:
+        rec = {}
+    rec.update(parts)
+    rec["fingerprint"] = fingerprint
+    save(device, rec, directory)
+    return rec
 
 
 def _particles(rows: int, seed: int) -> pa.Table:

@@ -360,16 +360,17 @@ def _tables_in(pj: dict) -> list[str]:
 
 
 def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate: bool = False,
-                      on_calibrate=None) -> bool:
-    """Calibrate every device unless all have models (cached per device); otherwise just hand
-    the host's models to the devices. Returns whether it calibrated."""
+                      on_calibrate=None, progress=None) -> bool:
+    """Calibrate every device unless all have models (each device's calibration record, valid
+    for its fingerprint); otherwise just hand the host's models to the devices. Returns
+    whether it calibrated. ``progress(device)`` is called as each device finishes."""
     health = [colony.call(d.name, "query", "health") for d in colony.devices()]
     # a device whose online correction drifted past its bound is recalibrated too
     have = all(h["calibrated"] and not h.get("drift") for h in health)
     if recalibrate or not have:
         if on_calibrate:
             on_calibrate()
-        calibrate_colony(colony, host, n_runs=n_runs, max_rows=max_rows)
+        calibrate_colony(colony, host, n_runs=n_runs, max_rows=max_rows, progress=progress)
         return True
     hm = colony.call(host, "query", "models_json")
     for d in colony.devices():
@@ -451,13 +452,33 @@ def calibrate_call_path(colony, host: str, devices: list[str], sizes=(40_000, 30
         for pl, (raw, act) in pts.items():
             if len(raw) < 3:
                 continue
-            m = LinearModel.fit(raw, act)
+            form, m, loo = _call_path_fit(np.asarray(raw, float), np.asarray(act, float))
             fits[pl] = m.to_json()
             report[pl] = {"n": len(raw), "ape_before_median": float(np.median(ape(raw, act))),
-                          "ape_after_median": float(np.median(ape(m.predict(raw), act)))}
+                          "ape_after_median": float(np.median(ape(m.predict(raw), act))),
+                          "form": form, "loo_ape_median": loo}
         colony.call(d, "query", "set_call_path", fits, report)
         out[d] = report
     return out
 
 
-_ = np
+def _call_path_fit(raw: np.ndarray, act: np.ndarray):
+    """No correction, measured = a + predicted (a per-call overhead on top of models that
+    already time the execution path), or measured = a + b * predicted: the form with the
+    lowest leave-one-out median error on the probes is kept (the simpler one on a tie). A
+    slope fitted on a dozen probes of similar size can flatten every prediction to a
+    constant; the offset form cannot, and no correction is kept where the probes show none."""
+    from colony.cost.models import LinearModel, ape
+    forms = {"none": lambda x, y: LinearModel(a=0.0, b=1.0),
+             "offset": lambda x, y: LinearModel(a=float(np.median(y - x)), b=1.0)}
+    if raw.min() > 0 and raw.max() / raw.min() >= 3.0:
+        # a slope is identifiable only over probes of different sizes (a split fit on six
+        # similar probes came out flat, b = 0, and priced TPC-H splits of 50-160 ms at ~40 ms)
+        forms["slope"] = lambda x, y: LinearModel.fit(x, y)
+    scores = {}
+    for name, fit in forms.items():
+        errs = [float(ape(fit(np.delete(raw, i), np.delete(act, i)).predict(raw[i:i + 1]), act[i:i + 1])[0])
+                for i in range(len(raw))]
+        scores[name] = float(np.median(errs))
+    form = min(scores, key=scores.get)          # dict order: simpler first on a tie
+    return form, forms[form](raw, act), scores[form]

@@ -7,6 +7,7 @@ reported with its error instead of stopping the run.
 
 from __future__ import annotations
 
+import zlib
 from typing import Callable
 
 import numpy as np
@@ -33,7 +34,8 @@ def _ape(p, a) -> float:
 
 def run_one(client: QueryClient, sql: str, repeats: int = 3) -> dict:
     """Every placement and auto for one query, each the median of ``repeats`` runs (rounds
-    interleave the placements, so drift hits all alike); never raises.
+    interleave the placements, so drift hits all alike, in a fresh random order each round);
+    never raises.
 
     Records predicted and actual seconds per placement and per term, the repeat error
     (first run against the median of the others: the measured-vs-measured noise floor),
@@ -57,8 +59,12 @@ def run_one(client: QueryClient, sql: str, repeats: int = 3) -> dict:
         pls = [pl for pl in PLACEMENTS if pl != "split" or "split" in rec["predicted"]]
         runs: dict = {pl: [] for pl in pls + ["auto"]}
         rows = None
+        order = pls + ["auto"]
+        rng = np.random.Generator(np.random.SFC64(zlib.crc32(sql.encode())))
         for _ in range(max(1, repeats)):
-            for pl in pls + ["auto"]:
+            # a fresh order each round: a run right after another placement's run (a split's
+            # large result, say) pays for it, so no placement always follows the same one
+            for pl in rng.permutation(order).tolist():
                 r = client.query(sql, pl)
                 runs[pl].append(r)
                 rows = r.table.num_rows
@@ -71,7 +77,12 @@ def run_one(client: QueryClient, sql: str, repeats: int = 3) -> dict:
                 rec.update(auto_actual=med, auto_placement=max({r.placement for r in rs},
                                                                key=[r.placement for r in rs].count))
             else:
-                actual[pl], terms[pl] = med, mid.actual
+                # each term is its own median over the rounds (not the median round's term)
+                actual[pl], terms[pl] = med, dict(mid.actual)
+                for k in ("exec", "exec_host"):
+                    vals = [r.actual[k] for r in rs if isinstance(r.actual.get(k), (int, float))]
+                    if len(vals) == len(rs):
+                        terms[pl][k] = float(np.median(vals))
             if len(tot) >= 3:
                 noise[pl] = _ape(tot[0], float(np.median(tot[1:])))
         rec.update(actual=actual, actual_terms=terms, rows=rows, repeat_err=noise,

@@ -47,9 +47,11 @@ DEFAULT_SEL = 1.0 / 3.0          # PostgreSQL-style default for predicates we ca
 CMP = {"lt", "lte", "gt", "gte", "equal", "not_equal", "is_null", "is_not_null", "like", "ilike",
        "is_distinct_from", "is_not_distinct_from", "starts_with"}
 LOGIC = {"and", "or", "not", "xor"}
-ARITH = {"add", "subtract", "multiply", "divide", "negate", "modulus", "bitwise_and", "bitwise_or",
-         "bitwise_xor", "shift_left", "shift_right"}
-POWER = {"power", "sqrt", "exp", "ln", "log", "log2", "log10", "cbrt", "pow"}
+ARITH = {"add", "subtract", "multiply", "negate", "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left",
+         "shift_right"}
+DIV = {"divide", "modulus"}                    # integer division costs ~10x an add or a bitwise and
+POWER = {"power", "pow", "cbrt", "log", "log2", "log10"}      # libm pow-like: ~10 ns a value here
+MATH = {"sqrt", "exp", "ln", "sin", "cos", "tan", "atan", "asin", "acos", "sinh", "cosh", "tanh", "signum"}  # ~2-3 ns
 STR = {"like", "ilike", "substring", "starts_with", "ends_with", "contains", "lower", "upper", "concat", "strpos",
        "char_length", "character_length", "trim", "ltrim", "rtrim", "replace", "regexp_like", "regexp_match"}
 FLIP = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "equal": "equal", "not_equal": "not_equal"}
@@ -57,7 +59,7 @@ FLIP = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "equal": "equal", "n
 # operation-vector features, in model order (see docs/query.md)
 OPS = ("cmp", "logic", "arith", "power", "func", "str", "filter", "take", "scan", "scan_str", "hash_agg",
        "agg_lg", "groups", "sort", "out_cells", "rows", "join_build", "join_probe", "join_lg", "join_out",
-       "distinct", "limit", "union")
+       "distinct", "limit", "union", "out_bytes", "in_bytes", "div", "math", "topk")
 
 
 def category(fn: str) -> str:
@@ -69,8 +71,12 @@ def category(fn: str) -> str:
         return "logic"
     if fn in ARITH:
         return "arith"
+    if fn in DIV:
+        return "div"
     if fn in POWER:
         return "power"
+    if fn in MATH:
+        return "math"
     return "func"
 
 
@@ -340,6 +346,7 @@ class Estimator:
         self.stats = stats
         self.seed = seed
         self.ops: Counter = Counter()
+        self._topk: int | None = None      # set by a fetch right above a sort (top-k)
         self.fn_names: dict[int, str] = {}
         self.node_rows: list = []
         self.levels: list = []        # (kind, relation JSON, Node), bottom-up, for per-level checks
@@ -688,14 +695,18 @@ class Estimator:
             elif cs.kll is not None:
                 # a discretizing key (round, floor, cast to int, year of a date...): count the
                 # distinct values it takes on a dense grid over the column's range
-                grid = np.linspace(cs.lo, cs.hi, 200_001)
-                try:
-                    vals = np.asarray(_numpy_eval(e, {col: grid}), dtype=np.float64)
-                    k = len(np.unique(vals[np.isfinite(vals)]))
-                    if k < 100_000:
-                        d = min(d, float(k))
-                except (Unsupported, TypeError, ValueError):
-                    pass
+                key = ("grid-ndv", repr(e))        # same column statistics, same key: same count
+                k = cs._derived.get(key)
+                if k is None:
+                    grid = np.linspace(cs.lo, cs.hi, 200_001)
+                    try:
+                        vals = np.asarray(_numpy_eval(e, {col: grid}), dtype=np.float64)
+                        k = len(np.unique(vals[np.isfinite(vals)]))
+                    except (Unsupported, TypeError, ValueError):
+                        k = -1
+                    cs._derived[key] = k
+                if 0 <= k < 100_000:
+                    d = min(d, float(k))
             elif cs.items is not None:
                 items, _ = cs.weighted_items()
                 try:
@@ -859,9 +870,11 @@ class Estimator:
         return replace(inp, exprs=self._emit(b, inp.exprs + new))
 
     def _fetch(self, b: dict) -> Node:
-        inp = self.rel(b["input"])
         count = b.get("countExpr", {}).get("literal", {}).get("i64", b.get("count"))
         off = int(b.get("offsetExpr", {}).get("literal", {}).get("i64", b.get("offset", 0)) or 0)
+        if count is not None and int(count) >= 0 and "sort" in b["input"]:
+            self._topk = int(count) + off        # the engine keeps a heap of count + offset rows, not a full sort
+        inp = self.rel(b["input"])
         rows = max(0.0, inp.rows - off)
         if count is not None and int(count) >= 0:
             rows = min(rows, float(count))
@@ -871,8 +884,12 @@ class Estimator:
                        frac=self._thin(inp, f))
 
     def _sort(self, b: dict) -> Node:
+        k, self._topk = self._topk, None
         inp = self.rel(b["input"])
-        self.ops["sort"] += inp.rows * max(1.0, math.log2(max(inp.rows, 2.0)))
+        if k is not None and k < inp.rows:       # top-k: n log k
+            self.ops["topk"] += inp.rows * max(1.0, math.log2(k + 2.0))
+        else:
+            self.ops["sort"] += inp.rows * max(1.0, math.log2(max(inp.rows, 2.0)))
         return replace(inp, exprs=self._emit(b, inp.exprs))
 
     def _aggregate(self, b: dict) -> Node:
@@ -1228,11 +1245,15 @@ def _estimate(plan_bytes_or_json, stats: dict[str, TableStats], seed: int = 0) -
         ops = dict.fromkeys(OPS, 0.0)
         ops["rows"] = in_rows
         ops["scan"] = in_rows * n
+        ops["in_bytes"] = float(in_bytes)
         return Estimate(rows=None, out_cols=n, out_width=8.0 * n, ops=ops, input_rows=in_rows,
                         input_bytes=in_bytes, objects=objects, supported=False, reason=str(e))
     ops = {k: float(est.ops.get(k, 0.0)) for k in OPS}
     ops["out_cells"] = node.rows * len(node.exprs)
-    out = Estimate(rows=node.rows, out_cols=len(node.exprs), out_width=_width(node.exprs, stats), ops=ops,
+    width = _width(node.exprs, stats)
+    ops["out_bytes"] = node.rows * width          # result materialization goes by bytes, not rows
+    ops["in_bytes"] = float(in_bytes)             # stored bytes a path may copy before it runs
+    out = Estimate(rows=node.rows, out_cols=len(node.exprs), out_width=width, ops=ops,
                    input_rows=in_rows, input_bytes=in_bytes, objects=objects, node_rows=est.node_rows,
                    bounds=list(est.bounds))
     if est.bounds:
@@ -1248,10 +1269,13 @@ def _estimate(plan_bytes_or_json, stats: dict[str, TableStats], seed: int = 0) -
             break
         lops = {k: float(low.ops.get(k, 0.0)) for k in OPS}
         lops["out_cells"] = lnode.rows * len(lnode.exprs)
-        parts.append({"rows": lnode.rows, "cols": len(lnode.exprs), "width": _width(lnode.exprs, stats),
-                      "ops": lops})
+        lwidth = _width(lnode.exprs, stats)
+        lops["out_bytes"] = lnode.rows * lwidth
+        lops["in_bytes"] = float(in_bytes)
+        parts.append({"rows": lnode.rows, "cols": len(lnode.exprs), "width": lwidth, "ops": lops})
     if parts:
         lops = {k: sum(p["ops"][k] for p in parts) for k in OPS}
+        lops["in_bytes"] = float(in_bytes)
         out.splits = parts
         out.split_ops = lops
         out.split_rows = sum(p["rows"] for p in parts)
@@ -1261,6 +1285,8 @@ def _estimate(plan_bytes_or_json, stats: dict[str, TableStats], seed: int = 0) -
         up["rows"] = out.split_rows
         up["scan"] = sum(p["rows"] * p["cols"] for p in parts)
         up["out_cells"] = ops["out_cells"]
+        up["out_bytes"] = ops["out_bytes"]
+        up["in_bytes"] = out.split_rows * out.split_width     # the host reads the shipped lower results
         out.upper_ops = up
     return out
 

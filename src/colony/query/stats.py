@@ -66,6 +66,7 @@ class ColumnStats:
     items: ds.kll_items_sketch | None = None   # strings: quantiles, and a weighted sample for LIKE etc.
     _edges: np.ndarray | None = field(default=None, repr=False)
     _ranks: np.ndarray | None = field(default=None, repr=False)
+    _derived: dict = field(default_factory=dict, repr=False)   # estimator results that depend on this column only
 
     @classmethod
     def build(cls, arr: pa.ChunkedArray | pa.Array) -> "ColumnStats":

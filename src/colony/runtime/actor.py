@@ -201,9 +201,11 @@ class DeviceActor:
         # the runtime's own CPU work on this device (packing injected batches, copying puts)
         # runs on at most `threads` threads, however many calls the actor serves at once
         self._cpu = threading.BoundedSemaphore(spec.threads)
+        fp = fingerprint(spec)
         ctx = DeviceContext(name=device, role=spec.role, threads=spec.threads, store=store,
-                            peers=RayPeers(config, device), calibration=calibration.load(device),
-                            workdir=spec.spill_dir, fingerprint=fingerprint(spec), link_gbps=self.links.gbps_to)
+                            peers=RayPeers(config, device), calibration=calibration.record(device, fp),
+                            workdir=spec.spill_dir, fingerprint=fp, record_dir=str(calibration.calibration_dir()),
+                            link_gbps=self.links.gbps_to)
         self.host = DeviceHost(ctx, {"objects": {}, **config.device_services(device)})
         self._replace_services()
         self.started = time.time()
@@ -454,8 +456,8 @@ class DeviceActor:
     def set_calibration(self, result: dict) -> None:
         """Install the device suite's result, keeping the entries other calibrations added
         (the query cost models live under ``"query"``)."""
-        keep = {k: v for k, v in (self.host.ctx.calibration or {}).items() if k not in result}
-        self.host.ctx.calibration = {**keep, **result}
+        keep = {k: v for k, v in (self.host.ctx.calibration or {}).items() if k not in result and k != "stale"}
+        self.host.ctx.calibration = {**keep, **result, "fingerprint": self.host.ctx.fingerprint}
 
     def ping(self) -> str:
         return self.spec.name

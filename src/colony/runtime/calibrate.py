@@ -3,8 +3,9 @@
 The in-device suite (memcpy, IPC, object format, Arrow kernels) runs inside each device
 actor under its real budgets; transfers at several sizes are timed from this client
 over the device's link in both directions (host->device: put + receive + ack;
-device->host: a buffer of that size back). Results go to
-``colony.cost.suite.path_for(device)`` on this machine and into each device's context.
+device->host: a buffer of that size back). Results go into each device's one calibration
+record (``colony.cost.suite.update``, with the device's fingerprint; the query cost models
+in it stay) on this machine and into each device's context.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import ray
 
 from colony.cost import suite as calibration
 from colony.runtime.client import Colony
+from colony.runtime.fingerprint import fingerprint
 from colony.runtime.futures import resolve as _resolve
 
 
@@ -58,7 +60,7 @@ def calibrate(colony: Colony, devices: list[str] | None = None, *, quick: bool =
         suite.update({"device": name, "role": infos[name].role, "label": infos[name].label,
                       "colony": colony.config.name, "timestamp": time.time(), "quick": quick,
                       "duration_s": time.time() - t0})
-        calibration.save(name, suite)
+        calibration.update(name, fingerprint(colony.config.device(name)), suite)
         _resolve(colony.actor(name).set_calibration.remote(suite))
         results[name] = suite
     return results

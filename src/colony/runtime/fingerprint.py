@@ -1,7 +1,8 @@
 """The fingerprint a device's calibrations are valid for.
 
 Computed by the runtime from what shapes a device's timings (role, profile, thread budget,
-CPU pinning, link model, software versions, stored-object layout) and handed to services as
+CPU pinning, link model, software versions, stored-object layout, and the runtime itself:
+calibration times the call path, which differs between Ray actors and in-process devices) and handed to services as
 an opaque string: cost models are kept with it and invalidated when it changes, and never
 read what is inside.
 """
@@ -21,10 +22,10 @@ def _version(pkg: str) -> str:
         return "-"
 
 
-def describe(spec) -> dict:
+def describe(spec, runtime: str = "ray") -> dict:
     from colony import __version__
     from colony.codec.container import VERSION
-    return {"role": spec.role, "profile": spec.profile, "emulated": spec.emulated, "threads": spec.threads,
+    return {"runtime": runtime, "role": spec.role, "profile": spec.profile, "emulated": spec.emulated, "threads": spec.threads,
             "pin": spec.pin, "cores": list(spec.cores) if spec.cores else None, "link_gbps": spec.link_gbps,
             "software": {"colony": __version__, "python": platform.python_version(),
                          **{p: _version(p) for p in ("datafusion", "pyarrow", "numpy", "scikit-learn",
@@ -32,5 +33,5 @@ def describe(spec) -> dict:
             "layout": {"object_format": VERSION, "batch_rows": 65_536}}
 
 
-def fingerprint(spec) -> str:
-    return hashlib.sha256(json.dumps(describe(spec), sort_keys=True).encode()).hexdigest()[:16]
+def fingerprint(spec, runtime: str = "ray") -> str:
+    return hashlib.sha256(json.dumps(describe(spec, runtime), sort_keys=True).encode()).hexdigest()[:16]

@@ -55,8 +55,8 @@ class LocalColony:
                 store.create_pool(pool)
             ctx = DeviceContext(name=name, role=spec.role, threads=spec.threads, store=store,
                                 peers=_Peers(self, name),
-                                workdir=spec.spill_dir if spec.spill_explicit else None, fingerprint=fingerprint(spec),
-                                link_gbps=self.links[name].gbps_to)
+                                workdir=spec.spill_dir if spec.spill_explicit else None,
+                                fingerprint=fingerprint(spec, "local"), link_gbps=self.links[name].gbps_to)
             self.hosts[name] = DeviceHost(ctx, {"objects": {}, **self.config.device_services(name)})
 
     # -- devices ------------------------------------------------------------------------

@@ -36,6 +36,7 @@ class DeviceContext:
     # the rate (Gbit/s) at which the runtime paces this device's link to a peer (None: unpaced):
     # a service with links of its own (nearstore) charges only what the runtime does not
     link_gbps: Callable[[str], float | None] = _unpaced
+    record_dir: str | None = None     # where the runtime keeps this device's calibration record
 
 
 class Service:

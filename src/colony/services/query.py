@@ -16,6 +16,7 @@ worker process is killed (a fresh one replaces it) and the request raises QueryC
 from __future__ import annotations
 
 import fnmatch
+from collections import OrderedDict
 import json
 import os
 import threading
@@ -26,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from colony import codec
+from colony.cost import suite
 from colony.cost.models import DeviceModels
 from colony.decide import Decision, DeviceLoad, HostLoad, StormPolicy, decide
 from colony.errors import DeviceBusy, InvalidArgument, StaleCalibration
@@ -76,10 +78,14 @@ class QueryService(Service):
         # more wait for a warm worker instead of each starting a process
         n_workers = int(options.get("max_workers", max(2, ctx.threads)))
         self._workers = WorkerPool(keep=n_workers, prestart=False, max_live=n_workers) if self.isolate else None
-        self.models_dir = options.get("models_dir") or (os.path.join(ctx.workdir, "models") if ctx.workdir else None)
+        # the device's calibration record (colony.cost.suite) lives in the directory this option
+        # names, else where the runtime keeps it (beside the device suite), else in the workdir
+        self.models_dir = options.get("models_dir") or ctx.record_dir or \
+            (os.path.join(ctx.workdir, "models") if ctx.workdir else None)
         self.models: DeviceModels | None = None
         self.host_models: DeviceModels | None = None
         self._lock = threading.Lock()
+        self._estimates: OrderedDict = OrderedDict()      # plan bytes -> (statistics read, plan JSON, estimate)
         self._inflight = 0
         self._staged: dict[str, dict[str, list]] = {}   # objects devices handed over, per multi-device plan
         self._busy_threads = 0
@@ -87,41 +93,59 @@ class QueryService(Service):
         self._service_s = 0.0
         self._rng = np.random.Generator(np.random.SFC64(stable_hash(ctx.name)))  # same on every run
         self._cancel_ids: dict[str, None] = {}       # cancelled query ids (last 4096), refused from then on
-        saved = ctx.calibration.get("query") if ctx.calibration else None
-        self.stale = ""
+        rec = ctx.calibration or {}
+        if "query" not in rec and self.models_dir:
+            rec = suite.record(ctx.name, ctx.fingerprint, self.models_dir)
+        self.stale = str(rec.get("stale", ""))     # reported uncalibrated; the client recalibrates
         try:
-            if not saved and self.models_dir and os.path.exists(self._model_path()):
-                with open(self._model_path()) as f:
-                    saved = json.load(f)
-            if saved:
-                if saved.get("fingerprint") != ctx.fingerprint:
+            if rec.get("query"):
+                if rec.get("fingerprint") != ctx.fingerprint:
                     raise StaleCalibration(f"device {ctx.name!r} changed since its calibration (role, threads, "
-                                           "link, software or layout); recalibrate")
-                self.models = DeviceModels.from_json(saved)
+                                           "link, runtime, software or layout); recalibrate")
+                self.models = DeviceModels.from_json(rec["query"])
         except (StaleCalibration, InvalidArgument) as e:
-            self.models, self.stale = None, str(e)     # reported uncalibrated; the client recalibrates
+            self.models, self.stale = None, str(e)
 
     # -- models ----------------------------------------------------------------
-    def _model_path(self) -> str:
-        return os.path.join(self.models_dir, f"{self.ctx.name}.json")
-
     def _persist(self) -> None:
+        """Keep the models in the device's one calibration record (with the suite, under the
+        runtime's fingerprint), in memory and on disk."""
         if self.models is None:
             return
-        record = {**self.models.to_json(), "fingerprint": self.ctx.fingerprint}
-        self.ctx.calibration["query"] = record
+        models = self.models.to_json()
+        cal = self.ctx.calibration
+        if cal.get("fingerprint") != self.ctx.fingerprint:
+            cal.clear()                       # a stale record goes whole
+        cal.pop("stale", None)
+        cal.update(query=models, fingerprint=self.ctx.fingerprint)
         if self.models_dir:
-            os.makedirs(self.models_dir, exist_ok=True)
-            with open(self._model_path(), "w") as f:
-                json.dump(record, f)
+            suite.update(self.ctx.name, self.ctx.fingerprint, {"query": models}, self.models_dir)
 
     @endpoint
     def calibrate(self, n_runs: int = 120, min_rows: int = 20_000, max_rows: int = 400_000, seed: int = 0) -> dict:
-        """Timed templated queries on random tables with this device's thread budget; keeps the models."""
+        """Timed templated queries on random tables with this device's thread budget; keeps the models.
+
+        Timed through the path this device's queries take: with ``isolate`` a worker process
+        per query (objects cached in shared memory as a device's stored objects are; uncached
+        on the host, which runs what devices hand back), else in process."""
         from colony.cost.calibrate import calibrate
         link = self.models.link if self.models else None
-        models, _ = calibrate(self.ctx.name, self.ctx.threads, n_runs=n_runs, min_rows=min_rows,
-                              max_rows=max_rows, seed=seed)
+        pool = WorkerPool(keep=1, prestart=False) if self.isolate else None
+        runner = None
+        if pool is not None:
+            cache = self.ctx.role != "host"
+
+            def runner(plan_bytes, objects, threads):
+                return pool.run(plan_bytes, objects, threads=threads, memory_limit=self.memory_limit,
+                                max_result_bytes=self.max_result_bytes, timeout_s=self.timeout_s, cache=cache)
+        try:
+            models, _ = calibrate(self.ctx.name, self.ctx.threads, n_runs=n_runs, min_rows=min_rows,
+                                  max_rows=max_rows, seed=seed, runner=runner)
+        finally:
+            if pool is not None:
+                pool.close()
+        models.report["path"] = ("worker process, objects cached" if runner and cache else
+                                 "worker process, objects copied per query" if runner else "in process")
         models.link = link
         self.models = models
         self._persist()
@@ -148,6 +172,8 @@ class QueryService(Service):
         if self.models is None:
             raise QueryError(f"calibrate device {self.ctx.name!r} before installing its call-path model")
         self.models.call_path = dict(fits)
+        for k in [k for k in self.models.residuals.state if k.startswith("total:")]:
+            del self.models.residuals.state[k]     # end-to-end corrections were of the old fit
         if report:
             self.models.report["call_path"] = report
         self._persist()
@@ -242,10 +268,9 @@ class QueryService(Service):
         if not isinstance(plan_bytes, (bytes, bytearray, memoryview)):
             raise BadPlan("plan must be Substrait bytes")
         t0, w0 = time.thread_time(), time.perf_counter()   # this handler thread only: the estimator's own CPU
-        pj = plan_json(bytes(plan_bytes))
         tabs = _tables_arg(tables)
         st = self._stats(tabs)
-        est = estimate(pj, st)
+        pj, est = self._estimate(bytes(plan_bytes), st)
         load = HostLoad(**host_load) if host_load else HostLoad()
         pol = StormPolicy(**{k: v for k, v in storm.items() if k in ("mode", "limit", "beta")}) if storm else None
         with self._lock:                       # one generator, many request threads
@@ -259,6 +284,22 @@ class QueryService(Service):
             terms["estimate"] = wall
             terms["total"] += wall
         return pj, est, dec, time.thread_time() - t0
+
+    def _estimate(self, plan_bytes: bytes, st: dict) -> tuple[dict, Any]:
+        """Decoded plan and estimate, cached per plan while the statistics it read are the
+        same objects (a put or drop makes new ones): a repeated query is not re-estimated."""
+        with self._lock:
+            hit = self._estimates.get(plan_bytes)
+            if hit is not None and hit[0].keys() == st.keys() and all(hit[0][k] is v for k, v in st.items()):
+                self._estimates.move_to_end(plan_bytes)
+                return hit[1], hit[2]
+        pj = plan_json(plan_bytes)
+        est = estimate(pj, st)
+        with self._lock:
+            self._estimates[plan_bytes] = (dict(st), pj, est)
+            while len(self._estimates) > 256:
+                self._estimates.popitem(last=False)
+        return pj, est
 
     @endpoint
     def explain(self, plan_bytes: bytes, tables: dict, placement: str = "auto", host_load: dict | None = None,
@@ -343,8 +384,9 @@ class QueryService(Service):
                 t0 = time.perf_counter()
                 self._check_cancel(query_id)
                 out["hosted"] = self.ctx.peers.call(host, "query", "run_pushed", bytes(plan_bytes), objs, reserved,
-                                                    query_id=query_id)
+                                                    self._host_prediction(dec, "back", est.ops), query_id=query_id)
                 act["to_host"] = time.perf_counter() - t0
+                self._adopt_host_residuals(out["hosted"])
             else:
                 out["objects"] = objs
                 out["plan"] = bytes(plan_bytes)
@@ -394,8 +436,11 @@ class QueryService(Service):
                     t0 = time.perf_counter()
                     self._check_cancel(query_id)
                     out["hosted"] = self.ctx.peers.call(host, "query", "run_pushed", upper,
-                                                        qplan.split_inputs(bufs), reserved, query_id=query_id)
+                                                        qplan.split_inputs(bufs), reserved,
+                                                        self._host_prediction(dec, "split", est.upper_ops),
+                                                        query_id=query_id)
                     act["to_host"] = time.perf_counter() - t0
+                    self._adopt_host_residuals(out["hosted"])
                 else:
                     out["result"], out["plan"] = bufs, upper
             else:
@@ -408,6 +453,19 @@ class QueryService(Service):
                     self.models.residuals.update(fam, pred["exec"], act["exec"])
         act["device_total"] = time.perf_counter() - t_start
         return out
+
+    def _host_prediction(self, dec: Decision, placement: str, ops: dict | None) -> dict | None:
+        """What this device predicted for the host's execution, for the host's online correction."""
+        pred = (dec.predicted or {}).get(placement)
+        if self.host_models is None or not pred or not ops or "exec_host" not in pred:
+            return None
+        fam = self.host_models.family(ops)
+        return {"exec_host": float(pred["exec_host"]), "family": fam} if fam else None
+
+    def _adopt_host_residuals(self, hosted) -> None:
+        """Price host work with the host's current online correction (the host owns it)."""
+        if self.host_models is not None and isinstance(hosted, dict) and "residuals" in hosted:
+            self.host_models.residuals.adopt(hosted["residuals"])
 
     @endpoint
     def stage(self, name: str, inputs: dict) -> dict:
@@ -433,8 +491,12 @@ class QueryService(Service):
 
     @endpoint
     def run_pushed(self, plan_bytes: bytes, inputs: dict, reserved: bool = False,
-                   query_id: str | None = None) -> dict:
-        """Host side: run a plan over objects a device handed back (raw objects or split results)."""
+                   predicted: dict | None = None, query_id: str | None = None) -> dict:
+        """Host side: run a plan over objects a device handed back (raw objects or split results).
+
+        ``predicted`` ({exec_host, family}, from the device that priced it): the measured
+        execution corrects this host's model online, as a device's own runs correct its
+        model; the answer carries the correction so every device prices host work with it."""
         t_start = time.perf_counter()
         if self._cancelled(query_id):
             if reserved:
@@ -469,8 +531,16 @@ class QueryService(Service):
             total = time.perf_counter() - t_start
             with self._lock:
                 self._service_s = 0.8 * self._service_s + 0.2 * total if self._service_s else total
-            return {"result": res, "deser_host": deser, "exec_host": exec_s, "threads": threads,
-                    "host_total": total}
+            out = {"result": res, "deser_host": deser, "exec_host": exec_s, "threads": threads,
+                   "host_total": total}
+            if self.models is not None:
+                if isinstance(predicted, dict) and isinstance(predicted.get("family"), str):
+                    try:
+                        self.models.residuals.update(predicted["family"], float(predicted["exec_host"]), exec_s)
+                    except (KeyError, TypeError, ValueError):
+                        pass
+                out["residuals"] = self.models.residuals.snapshot()
+            return out
         finally:
             with self._lock:
                 self._inflight -= 1

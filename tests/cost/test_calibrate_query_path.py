@@ -1,0 +1,94 @@
+"""Calibration times the path queries take (the worker process), the op vector separates
+operators whose costs differ by an order of magnitude, and linear learners shrug off
+disturbed runs."""
+
+import numpy as np
+import pytest
+
+from colony.cost.calibrate import TEMPLATES, calibrate
+from colony.cost.models import NNLSExec, OpsExec, _x
+from colony.data import PARTICLE_SCHEMA, uniform
+from colony.query import plan as qplan
+from colony.query.estimate import OPS, estimate
+from colony.query.stats import TableStats
+from colony.query.worker import WorkerPool
+
+
+def test_calibration_runs_through_the_runner_it_is_given():
+    pool = WorkerPool(keep=1, prestart=False)
+    calls = []
+
+    def runner(plan_bytes, objects, threads):
+        calls.append(threads)
+        return pool.run(plan_bytes, objects, threads=threads, memory_limit=1 << 30, max_result_bytes=1 << 30,
+                        timeout_s=60, cache=True)
+    try:
+        models, runs = calibrate("nicX", 1, n_runs=10, min_rows=2_000, max_rows=6_000, runner=runner)
+    finally:
+        pool.close()
+    # one warm-up run plus three timed ones per calibration run (and the engine warm-up)
+    assert len(calls) >= 4 * len(runs) and set(calls) == {1}
+    assert all(r["ser_s"] == 0.0 and r["exec_s"] > 0 and r["bytes"] > 0 for r in runs)
+    assert models.predict_ser(1e6) == pytest.approx(0.0, abs=1e-6)   # serialization is inside execution now
+    assert models.predict_exec(runs[0]["ops"]) > 0
+
+
+def _ops(sql, rows=50_000):
+    t = uniform(rows, seed=3)
+    st = TableStats.build([t], nbytes=1_234_567)
+    return estimate(qplan.to_substrait(sql, {"particles": PARTICLE_SCHEMA}), {"particles": st})
+
+
+def test_op_vector_separates_cheap_and_costly_functions_and_top_k():
+    e = _ops("select count(*) from particles where exp(x) > 1.5 and ln(y + 1) < 0.3")
+    assert e.ops["math"] > 0 and e.ops["power"] == 0
+    e = _ops("select count(*) from particles where power(vx, 2) > 100")
+    assert e.ops["power"] > 0 and e.ops["math"] == 0
+    e = _ops("select count(*) from particles where particle_id % 7 = 3")
+    assert e.ops["div"] > 0 and e.ops["arith"] == 0
+    e = _ops("select count(*) from particles where (particle_id & 7) = 3")
+    assert e.ops["arith"] > 0 and e.ops["div"] == 0
+    top = _ops("select id from particles order by x limit 10")
+    full = _ops("select id from particles order by x")
+    assert top.ops["topk"] > 0 and top.ops["sort"] == 0
+    assert full.ops["sort"] > 0 and full.ops["topk"] == 0
+    assert top.ops["topk"] < full.ops["sort"]           # n log k < n log n
+
+
+def test_op_vector_has_result_bytes_and_stored_bytes():
+    e = _ops("select id, x from particles where x < 0.5")
+    assert e.ops["out_bytes"] == pytest.approx(e.rows * e.out_width)
+    assert e.ops["in_bytes"] == 1_234_567
+    assert set(OPS) >= {"out_bytes", "in_bytes", "div", "math", "topk"}
+
+
+def test_calibration_templates_cover_the_new_operator_families():
+    seen = set()
+    t = uniform(5_000, seed=1)
+    st = {"particles": TableStats.build([t])}
+    from colony.cost.calibrate import instantiate
+    rng = np.random.Generator(np.random.SFC64(0))
+    for tid in TEMPLATES:
+        ops = estimate(qplan.to_substrait(instantiate(tid, rng), {"particles": t.schema}), st).ops
+        seen |= {k for k, v in ops.items() if v > 0}
+    assert {"div", "math", "topk", "sort", "power", "out_bytes"} <= seen
+
+
+@pytest.mark.parametrize("learner", [OpsExec, NNLSExec])
+def test_linear_learners_ignore_disturbed_runs(learner):
+    rng = np.random.default_rng(0)
+    runs = []
+    for _ in range(120):
+        ops = dict.fromkeys(OPS, 0.0)
+        rows = rng.uniform(1e4, 1e6)
+        ops.update(rows=rows, cmp=rows * rng.integers(1, 4), take=rows * rng.uniform(0, 5))
+        t = 5e-4 + 2e-9 * ops["cmp"] + 4e-9 * ops["take"] + 1e-9 * rows
+        runs.append((ops, t))
+    X = np.stack([_x(o) for o, _ in runs])
+    y = np.array([t for _, t in runs]) * rng.uniform(0.98, 1.02, len(runs))
+    y[::10] *= 4.0                                        # one run in ten slowed by another job
+    T = np.ones(len(y))
+    clean = ~np.isin(np.arange(len(y)), np.arange(0, len(y), 10))
+    ape_robust = np.median(np.abs(learner.fit(X, T, y).predict(X, T) / y - 1)[clean])
+    ape_plain = np.median(np.abs(learner.fit(X, T, y, robust=False).predict(X, T) / y - 1)[clean])
+    assert ape_robust < 0.03 and ape_robust <= ape_plain

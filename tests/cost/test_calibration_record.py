@@ -1,0 +1,39 @@
+"""One calibration record per device: the device suite and the query cost models in one
+file, valid for one runtime fingerprint; another fingerprint makes all of it stale."""
+
+from colony.cost import suite
+from colony.cost.calibrate import calibrate
+from colony.services.base import DeviceContext
+from colony.services.query import QueryService
+from colony.store import ObjectStore
+
+
+def test_parts_share_one_record_and_another_fingerprint_drops_it_whole(tmp_path):
+    suite.update("nic0", "f1", {"memcpy": [1], "threads": 1}, tmp_path)
+    suite.update("nic0", "f1", {"query": {"exec": "m"}}, tmp_path)
+    rec = suite.record("nic0", "f1", tmp_path)
+    assert rec["memcpy"] == [1] and rec["query"] == {"exec": "m"} and rec["fingerprint"] == "f1"
+    assert list(tmp_path.iterdir()) == [tmp_path / "nic0.json"]          # one file, nothing left over
+    stale = suite.record("nic0", "f2", tmp_path)
+    assert set(stale) == {"stale"} and "recalibrate" in stale["stale"]
+    suite.update("nic0", "f2", {"query": {"exec": "n"}}, tmp_path)
+    assert suite.load("nic0", tmp_path) == {"query": {"exec": "n"}, "fingerprint": "f2"}
+    assert suite.record("nic9", "f1", tmp_path) == {}
+
+
+def test_query_models_go_into_the_record_beside_the_suite(tmp_path):
+    suite.update("nic0", "fp", {"memcpy": [{"bytes": 1}], "threads": 1}, tmp_path)
+    ctx = DeviceContext(name="nic0", store=ObjectStore("nic0"), fingerprint="fp",
+                        calibration=suite.record("nic0", "fp", tmp_path), record_dir=str(tmp_path))
+    svc = QueryService(ctx)
+    assert not svc.health()["calibrated"] and not svc.health()["stale"]
+    svc.models, _ = calibrate("nic0", 1, n_runs=8, min_rows=2_000, max_rows=4_000)
+    svc._persist()
+    rec = suite.load("nic0", tmp_path)
+    assert rec["memcpy"] == [{"bytes": 1}] and rec["query"]["features"] and rec["fingerprint"] == "fp"
+    again = QueryService(DeviceContext(name="nic0", store=ObjectStore("nic0"), fingerprint="fp",
+                                       calibration=suite.record("nic0", "fp", tmp_path), record_dir=str(tmp_path)))
+    assert again.health()["calibrated"]
+    moved = QueryService(DeviceContext(name="nic0", store=ObjectStore("nic0"), fingerprint="other",
+                                       calibration=suite.record("nic0", "other", tmp_path), record_dir=str(tmp_path)))
+    assert not moved.health()["calibrated"] and "recalibrate" in moved.health()["stale"]
