@@ -11,8 +11,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -102,14 +104,15 @@ func run(addr, token, pool, key string, n int) error {
 	cmd, _ := json.Marshal(map[string]string{"op": "ingest", "pool": pool, "key": key, "from": "client"})
 	w := flight.NewRecordWriter(stream, ipc.WithSchema(rec.Schema()))
 	w.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: cmd})
+	// a failed Send only says io.EOF: the server's status (e.g. Unauthenticated) is read by Recv
 	if err := w.Write(rec); err != nil {
-		return fmt.Errorf("write batch: %w", err)
+		return fmt.Errorf("write batch: %w", streamStatus(stream, err))
 	}
 	if err := w.Close(); err != nil {
-		return fmt.Errorf("close writer: %w", err)
+		return fmt.Errorf("close writer: %w", streamStatus(stream, err))
 	}
 	if err := stream.CloseSend(); err != nil {
-		return fmt.Errorf("close send: %w", err)
+		return fmt.Errorf("close send: %w", streamStatus(stream, err))
 	}
 	res, err := stream.Recv()
 	if err != nil {
@@ -117,4 +120,15 @@ func run(addr, token, pool, key string, n int) error {
 	}
 	fmt.Println(string(res.GetAppMetadata()))
 	return nil
+}
+
+// streamStatus is the server's reason when a write failed because it closed the stream.
+func streamStatus(stream flight.FlightService_DoPutClient, err error) error {
+	if !errors.Is(err, io.EOF) {
+		return err
+	}
+	if _, rerr := stream.Recv(); rerr != nil && !errors.Is(rerr, io.EOF) {
+		return rerr
+	}
+	return err
 }

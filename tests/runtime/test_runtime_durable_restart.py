@@ -28,6 +28,8 @@ def test_durable_pool_keeps_every_acknowledged_object_and_memory_pool_names_its_
         assert c.put("durable", k, tables[k]).spilled          # acknowledged = on disk
     for k in keys_m:
         assert not c.put("default", k, tables[k]).spilled      # acknowledged = in memory only
+    for k in keys_d:
+        assert c.get("durable", k)[0].equals(tables[k])       # reading must not undo the acknowledgement
     os.kill(_pid(c, dev), signal.SIGKILL)                      # crash right after the acknowledgements
     t0 = time.monotonic()
     while True:

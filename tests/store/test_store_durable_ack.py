@@ -31,6 +31,20 @@ def test_durable_put_fsyncs_file_and_directory_before_returning(tmp_path, monkey
     assert codec.unpack(s2.get("keep", "a/1"))[0].equals(pa.table({"i": list(range(1, 101))}))
 
 
+def test_reading_a_durable_object_keeps_it_on_disk(tmp_path):
+    """A get (the query service's statistics hook reads every put) must not move a durable
+    object into memory: its fsynced file is what the put acknowledged."""
+    s = ObjectStore("nic0", memory_budget=1 << 20, spill_dir=tmp_path, disk_budget=1 << 20)
+    s.create_pool("keep", durable=True)
+    s.put("keep", "a/1", _obj(1))
+    for _ in range(2):
+        assert codec.unpack(s.get("keep", "a/1"))[0].num_rows == 100
+    assert s.info()["pools"]["keep"]["spilled"] == 1 and s.info()["memory_used"] == 0
+    s2 = ObjectStore("nic0", spill_dir=tmp_path, disk_budget=1 << 20)   # crash after the reads
+    s2.create_pool("keep", durable=True)
+    assert codec.unpack(s2.get("keep", "a/1"))[0].equals(pa.table({"i": list(range(1, 101))}))
+
+
 def test_memory_only_pool_reports_lost_keys_by_name_after_a_restart(tmp_path):
     s = ObjectStore("nic0", spill_dir=tmp_path, disk_budget=1 << 20)
     s.create_pool("mem")

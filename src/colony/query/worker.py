@@ -12,13 +12,15 @@ copies a query's stored Colony objects into one file and the worker maps it and 
 them zero-copy. The file is kept (LRU, bounded bytes) while the same objects are queried
 again, holding references to them so their addresses, the cache key, stay theirs. The
 result comes back the same way, one Colony object in a file, capped by the result limit.
-Typed errors raised in the worker are raised again, with their class, here.
+File names carry the owning process's pid, so a pool sweeps the files of owners that died
+without cleaning up (a SIGKILLed device). Typed errors raised in the worker are raised again, with their class, here.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import re
 import select
 import signal
 import struct
@@ -113,6 +115,7 @@ class WorkerPool:
         self._finalizer = weakref.finalize(self, _cleanup, self._files, self._idle, self._lock)
         self.killed: list[int] = []           # pids stopped at a deadline
         self.live: set[int] = set()
+        self.swept = sweep_dead_owners()
         if prestart:
             self._warm()
 
@@ -155,7 +158,7 @@ class WorkerPool:
                 self._files.move_to_end(key)
                 return self._files[key][0], self._files[key][1], False
         # a fresh name per file: the worker caches decoded files by name, so names are never reused
-        fd, path = tempfile.mkstemp(prefix=f"colony-query-{uuid.uuid4().hex}-", suffix=".objs", dir=_SHM)
+        fd, path = tempfile.mkstemp(prefix=f"colony-query-{os.getpid()}-{uuid.uuid4().hex}-", suffix=".objs", dir=_SHM)
         layout, pos = {}, 0
         with os.fdopen(fd, "wb") as f:
             for name, bl in bufs.items():
@@ -186,7 +189,7 @@ class WorkerPool:
         t0 = time.monotonic()
         deadline = None if timeout_s is None else t0 + float(timeout_s)
         path, layout, temporary = self._objects_file(tables, cache)
-        result_path = os.path.join(_SHM or tempfile.gettempdir(), f"colony-result-{uuid.uuid4().hex}.clny")
+        result_path = os.path.join(_SHM or tempfile.gettempdir(), f"colony-result-{os.getpid()}-{uuid.uuid4().hex}.clny")
         try:
             reply = None
             w = self._take()
@@ -235,6 +238,42 @@ class WorkerPool:
 
     def close(self) -> None:
         self._finalizer()
+
+
+_OWNED = re.compile(r"^colony-(?:query|result)-(\d+)-")
+
+
+def sweep_dead_owners(directory: str | None = None) -> int:
+    """Delete the shared-memory files of owner processes that are gone; returns how many.
+
+    /dev/shm is memory: files a SIGKILLed device never unlinked would hold it until reboot.
+    """
+    directory = directory or _SHM or tempfile.gettempdir()
+    n = 0
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return 0
+    for name in names:
+        m = _OWNED.match(name)
+        if not m or _alive(int(m.group(1))):
+            continue
+        try:
+            os.unlink(os.path.join(directory, name))
+            n += 1
+        except OSError:
+            pass
+    return n
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _cleanup(files: OrderedDict, idle: list, lock: threading.Lock) -> None:

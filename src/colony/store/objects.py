@@ -213,7 +213,9 @@ class ObjectStore:
         return Entry(pool, key, info.nbytes, info.rows, info.codec, spilled)
 
     def get(self, pool: str, key: str) -> pa.Buffer:
-        """The object's bytes; a spilled object is reloaded into memory when it fits."""
+        """The object's bytes; a spilled object is reloaded into memory when it fits. A
+        durable pool's objects stay on disk (the fsynced file is what the put acknowledged:
+        moving it into memory would make a later crash lose it)."""
         with self._lock:
             p = self._pool(pool)
             if key not in p:
@@ -223,7 +225,7 @@ class ObjectStore:
                 self._lru.move_to_end((pool, key))
                 return v
             buf = self._read_verified(pool, key, v)
-            if self.memory_budget and v.size <= self.memory_budget:
+            if pool not in self._durable and self.memory_budget and v.size <= self.memory_budget:
                 plan = self._plan(v.size, extra_disk=-v.size)
                 if plan is not None:
                     self._evict(plan)

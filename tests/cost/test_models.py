@@ -1,0 +1,58 @@
+"""Cost models fit what calibration measured: the linear learners recover a known cost,
+the forest's JSON form predicts like scikit-learn, models survive a JSON round trip."""
+
+import numpy as np
+import pytest
+from sklearn.ensemble import RandomForestRegressor
+
+from colony.cost.models import DeviceModels, ForestExec, LinearModel, NNLSExec, fit_exec
+from colony.query.estimate import OPS
+
+
+def _runs(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    runs = []
+    for _ in range(n):
+        rows = rng.uniform(1e4, 1e6)
+        ops = {k: 0.0 for k in OPS}
+        ops.update(rows=rows, cmp=rows * rng.integers(1, 4), filter=rows, take=rows * rng.uniform(0, 9),
+                   power=rows * rng.integers(0, 3))
+        th = int(rng.integers(1, 5))
+        t = 1e-3 + (2e-9 * ops["cmp"] + 5e-9 * ops["take"] + 2e-8 * ops["power"] + 1e-9 * rows) * (0.2 + 0.8 / th)
+        runs.append({"ops": ops, "threads": th, "exec_s": t * rng.uniform(0.97, 1.03)})
+    return runs
+
+
+def test_linear_learners_recover_a_linear_amdahl_cost_and_cross_validation_keeps_one():
+    model, report = fit_exec(_runs())
+    assert report["nnls"]["ape_median"] < 5 and report["ops"]["ape_median"] < 5
+    assert report["kept"] in ("ops", "nnls") and "cross-validation" in report["selection"]
+    runs = _runs()
+    X = np.stack([[r["ops"][k] for k in OPS] for r in runs])
+    T = np.array([r["threads"] for r in runs], float)
+    y = np.array([r["exec_s"] for r in runs])
+    assert NNLSExec.fit(X, T, y).serial == pytest.approx(0.2, abs=0.11)
+
+
+def test_forest_json_predicts_like_sklearn():
+    runs = _runs(120, 1)
+    X = np.stack([[r["ops"][k] for k in OPS] for r in runs])
+    T = np.array([r["threads"] for r in runs])
+    y = np.array([r["exec_s"] for r in runs])
+    f = ForestExec.fit(X, T, y, seed=0)
+    rf = RandomForestRegressor(n_estimators=40, max_depth=10, min_samples_leaf=2, random_state=0, n_jobs=1)
+    rf.fit(ForestExec._feat(X, T), np.log(y))
+    assert np.allclose(f.predict(X, T), np.exp(rf.predict(ForestExec._feat(X, T))), rtol=1e-9)
+
+
+def test_linear_model_and_json_roundtrip(tmp_path):
+    lm = LinearModel.fit([1e3, 1e6, 1e7, 5e7], [1e-4 + 1e-9 * v for v in [1e3, 1e6, 1e7, 5e7]])
+    assert lm.a == pytest.approx(1e-4, rel=1e-3) and lm.b == pytest.approx(1e-9, rel=1e-3)
+    coef = [0.0] * len(OPS)
+    coef[OPS.index("rows")] = 1e-8
+    m = DeviceModels(device="d", threads=1, exec=NNLSExec(coef=coef, intercept=1e-4, serial=0.0),
+                     ser_time=LinearModel(1e-5, 1e-9), ser_bytes=LinearModel(500, 1.0), deser_s=1e-5,
+                     link=LinearModel(5e-5, 1e-8))
+    m.save(tmp_path / "d.json")
+    again = DeviceModels.load(tmp_path / "d.json")
+    assert again.predict_exec({"rows": 1e6}) == pytest.approx(m.predict_exec({"rows": 1e6}))
