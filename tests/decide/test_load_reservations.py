@@ -125,11 +125,12 @@ def test_core_load_discounts_own_queries_and_measures_competition():
     cl._thread = object()                                   # no sampler: feed samples by hand
     cl.cores = 1
     now = time.monotonic()
-    cl._samples.extend([(now, 0.25, 1.0), (now, 0.25, 1.0)])
-    assert cl.slowdown() == pytest.approx(3.0)              # stretch 4, one of it our own query
+    cl._samples.extend([(now, 0.25), (now, 0.25)])
+    assert cl.slowdown(own=1) == pytest.approx(3.0)         # stretch 4, one of it our own query
     cl._samples.clear()
-    cl._samples.extend([(now, 1.0, 0.0)])
+    cl._samples.extend([(now, 1.0)])
     assert cl.slowdown() == 1.0
+    assert CoreLoad.shared() is CoreLoad.shared()           # one sampler per process and core set
     if not hasattr(os, "sched_setaffinity"):
         return
     core = min(os.sched_getaffinity(0))

@@ -87,17 +87,17 @@ def spread(values: list[float]) -> dict:
     return {"min": v[0], "median": float(np.median(v)), "max": v[-1], "runs": values}
 
 
-def _sift_load(c, members: list[str], particles: int, chunk: int, stop: threading.Event, done: list) -> None:
+def _sift_load(c, members: list[str], particles: int, chunk: int, stop: threading.Event, done: list,
+               tag: str = "") -> None:
     """Sifting runs of ``particles`` particles (k=4, every SmartNIC a PE), injected in chunks of
     ``chunk`` rows spread over the PEs and sifted as they arrive, one run after another until
     ``stop``: the co-located load. ``done`` gets (particles, seconds) per finished run."""
     from colony.data import uniform
     from colony.drivers.sift import Sifter
-    c.place("sift", members)
     n_run = 0
     while not stop.is_set():
         t0 = time.time()
-        s = Sifter(c, members, k=4, durable=False, run=f"query-load-{n_run}")
+        s = Sifter(c, members, k=4, durable=False, run=f"query-load{tag}-{n_run}")
         seq = 0
         for lo in range(0, particles, chunk):
             if stop.is_set():
@@ -138,6 +138,7 @@ def main() -> None:
     ap.add_argument("--admission-limit", type=int, default=2)
     ap.add_argument("--mixed-per-family", type=int, default=2, help="mixed workload: queries per family")
     ap.add_argument("--rounds", type=int, default=3, help="storm: bursts per policy (order rotated)")
+    ap.add_argument("--mixed-rounds", type=int, default=3, help="mixed workload: idle + sifting pairs")
     ap.add_argument("--sections", default="storm,mixed", help="comma list of storm, mixed")
     ap.add_argument("--sift-particles", type=int, default=10_000_000, help="particles per sifting run (load)")
     ap.add_argument("--sift-chunk", type=int, default=1_000_000, help="particles injected and sifted at a time")
@@ -189,31 +190,43 @@ def main() -> None:
             if seen.get(q["family"], 0) < a.mixed_per_family:
                 seen[q["family"]] = seen.get(q["family"], 0) + 1
                 picked.append(q)
-        out["mixed_idle"] = mixed(links, host, picked, 3, seed=11)
-        print("mixed idle", {k: out["mixed_idle"]["summary"].get(k) for k in ("auto_over_oracle",
-              "auto_over_best_static", "decision_accuracy")}, flush=True)
-        save(a.json, out)
-        stop, done = threading.Event(), []
         members = [f"nic{i}" for i in range(4)]
-        th = threading.Thread(target=_sift_load, args=(c, members, a.sift_particles, a.sift_chunk, stop, done),
-                              daemon=True)
-        th.start()
-        time.sleep(5.0)                       # let the first chunk reach the devices
-        try:
-            out["mixed_sifting"] = mixed(links, host, picked, 3, seed=11)
-        finally:
-            stop.set()
-        out["mixed_sifting"]["sift_load"] = {"particles_per_run": a.sift_particles, "chunk": a.sift_chunk,
-                                             "k": 4, "runs": list(done), "members": members}
-        ms = out["mixed_sifting"]["summary"]
-        out["summary"]["mixed_sifting_auto_over_always_down"] = ms["total_s"]["auto"] / ms["total_s"]["always_down"]
-        print("mixed sifting", {k: ms.get(k) for k in ("auto_over_oracle", "auto_over_best_static",
-                                                         "decision_accuracy")}, flush=True)
-        th.join(timeout=60)
+        c.place("sift", members)
+        out["mixed_rounds"] = []
+        for r in range(a.mixed_rounds):
+            rd: dict = {"idle": mixed(links, host, picked, 3, seed=11 + r)}
+            print(r, "mixed idle", _brief(rd["idle"]["summary"]), flush=True)
+            stop, done = threading.Event(), []
+            th = threading.Thread(target=_sift_load, args=(c, members, a.sift_particles, a.sift_chunk, stop, done,
+                                                                 f"-r{r}"), daemon=True)
+            th.start()
+            time.sleep(5.0)                       # let the first chunk reach the devices
+            try:
+                rd["sifting"] = mixed(links, host, picked, 3, seed=11 + r)
+            finally:
+                stop.set()
+                th.join(timeout=180)              # the chunk in flight finishes before the next idle round
+            rd["sifting"]["sift_load"] = {"particles_per_run": a.sift_particles, "chunk": a.sift_chunk,
+                                          "k": 4, "runs": list(done), "members": members}
+            print(r, "mixed sifting", _brief(rd["sifting"]["summary"]), flush=True)
+            out["mixed_rounds"].append(rd)
+            save(a.json, out)
+        out["summary"]["mixed"] = {
+            phase: {pol: spread([rd[phase]["summary"]["total_s"][pol] / rd[phase]["summary"]["total_s"]["always_down"]
+                                 for rd in out["mixed_rounds"]])
+                    for pol in ("auto", "always_back", "split_only", "oracle")}
+            for phase in ("idle", "sifting")}
+        out["summary"]["mixed"]["note"] = "total seconds over the workload, relative to always-down (same round)"
     finally:
         out["load_avg_end"] = os.getloadavg()
         save(a.json, out)
         c.shutdown()
+
+
+def _brief(summary: dict) -> dict:
+    t = summary["total_s"]
+    return {"auto/down": round(t["auto"] / t["always_down"], 3), "back/down": round(t["always_back"] / t["always_down"], 3),
+            "oracle/down": round(t["oracle"] / t["always_down"], 3), "accuracy": summary.get("decision_accuracy")}
 
 
 def storm_rounds(links, host: str, policies: dict, a, out: dict) -> dict:

@@ -18,10 +18,21 @@ from collections import deque
 
 
 class CoreLoad:
-    """Measured stretch of new work on this process's cores (started on first use)."""
+    """Measured stretch of new work on this process's cores (started on first use). One
+    sampler per process and core set (:meth:`shared`); each service discounts its own work."""
 
-    def __init__(self, own=lambda: 0, window_s: float = 2.0, every_s: float = 0.2, spin_s: float = 0.003) -> None:
-        self.own = own                        # how many of this service's own queries run now
+    _shared: dict = {}
+    _shared_lock = threading.Lock()
+
+    @classmethod
+    def shared(cls) -> "CoreLoad":
+        key = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else frozenset()
+        with cls._shared_lock:
+            if key not in cls._shared:
+                cls._shared[key] = cls()
+            return cls._shared[key]
+
+    def __init__(self, window_s: float = 2.0, every_s: float = 0.2, spin_s: float = 0.003) -> None:
         self.window_s, self.every_s, self.spin_s = window_s, every_s, spin_s
         self.cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         self._samples: deque = deque()
@@ -44,28 +55,24 @@ class CoreLoad:
             share = self.probe()
             now = time.monotonic()
             with self._lock:
-                self._samples.append((now, share, float(self.own())))
+                self._samples.append((now, share))
                 while self._samples and now - self._samples[0][0] > self.window_s:
                     self._samples.popleft()
             self._stop.wait(self.every_s)
 
-    def measured(self) -> tuple[float, float]:
-        """(mean share a new thread got over the window, mean own queries running); (1, 0)
-        until the first sample."""
+    def measured(self) -> float:
+        """Mean share a new thread got over the window (1 until the first sample)."""
         if self._thread is None:
             with self._lock:
                 if self._thread is None:
                     self._thread = threading.Thread(target=self._run, name="core-load", daemon=True)
                     self._thread.start()
         with self._lock:
-            s = list(self._samples)
-        if not s:
-            return 1.0, 0.0
-        return sum(x[1] for x in s) / len(s), sum(x[2] for x in s) / len(s)
+            s = [x[1] for x in self._samples]
+        return sum(s) / len(s) if s else 1.0
 
-    def slowdown(self) -> float:
+    def slowdown(self, own: float = 0.0) -> float:
         """Stretch of new work by everything else on these cores: the measured stretch
-        (1 / share) less what this service's own running queries explain (they are priced
+        (1 / share) less what ``own`` running queries of the caller explain (they are priced
         through its backlog), at least 1."""
-        share, own = self.measured()
-        return max(1.0, 1.0 / max(share, 0.02) - own / self.cores)
+        return max(1.0, 1.0 / max(self.measured(), 0.02) - own / self.cores)
