@@ -29,7 +29,7 @@ SQL = ("select *, power(vx, 2) + power(vy, 2) + power(vz, 2) as e, sqrt(abs(vx *
 LINKS_GBPS = {"nic0": 16.0, "nic1": 8.0, "nic2": 4.0, "nic3": 32.0}
 
 
-def _config(models_dir: str, admission_limit: int):
+def _config(models_dir: str, admission_limit: int, isolate: bool = False):
     from colony.config.builders import default_dict
     from colony.config.schema import ColonyConfig
     d = default_dict()
@@ -40,7 +40,7 @@ def _config(models_dir: str, admission_limit: int):
             dev["link_gbps"] = LINKS_GBPS[name]
     for i in range(4):
         d["pools"][f"particles_nic{i}"] = {"members": [f"nic{i}"], "policy": "tft"}
-    d["services"] = {"query": {"devices": "all", "options": {"models_dir": models_dir,
+    d["services"] = {"query": {"devices": "all", "options": {"models_dir": models_dir, "isolate": isolate,
                                                              "admission_limit": admission_limit}}}
     return ColonyConfig.from_dict(d, source="<storm: pinned cores>")
 
@@ -138,6 +138,10 @@ def main() -> None:
     ap.add_argument("--admission-limit", type=int, default=2)
     ap.add_argument("--mixed-per-family", type=int, default=2, help="mixed workload: queries per family")
     ap.add_argument("--rounds", type=int, default=3, help="storm: bursts per policy (order rotated)")
+    ap.add_argument("--isolate", action="store_true",
+                    help="run each query in a worker process (the service default); without it queries run in "
+                         "the device's own threads: a burst of 32 would otherwise start ~28 worker processes on "
+                         "the devices' one core, and the pool's kill of surplus workers hung a burst here")
     ap.add_argument("--mixed-rounds", type=int, default=3, help="mixed workload: idle + sifting pairs")
     ap.add_argument("--sections", default="storm,mixed", help="comma list of storm, mixed")
     ap.add_argument("--sift-particles", type=int, default=10_000_000, help="particles per sifting run (load)")
@@ -150,7 +154,7 @@ def main() -> None:
     from colony.drivers.query import QueryClient, ensure_calibrated
     from colony.machine import describe
     from colony.query.plan import TableSpec
-    cfg = _config(DEFAULT_MODELS_DIR + "-pinned", a.admission_limit)
+    cfg = _config(DEFAULT_MODELS_DIR + "-pinned" + ("" if a.isolate else "-inthread"), a.admission_limit, a.isolate)
     c = colony_pkg.connect(cfg, temp_dir="/tmp/ray-colony-storm")
     out: dict = {"machine": describe(), "config": vars(a), "sql": SQL,
                  "cores": {d.name: list(d.cores or []) for d in cfg.devices.values()}}
