@@ -62,7 +62,15 @@ def _pushback_colony():
     svc = c.host("nic0").services["query"]
     svc.models = _models("nic0", 1, 1e-5)                   # slow device: push-back pays
     svc.host_models = _models("host", 2, 1e-9)
+    svc.cores = c.host("host").services["query"].cores = _Quiet()
     return c
+
+
+class _Quiet:
+    """No measured contention (these tests are about reservations)."""
+
+    def slowdown(self, own=0.0):
+        return 1.0
 
 
 def test_host_admits_reservations_atomically_and_refuses_past_the_slack():
