@@ -34,17 +34,19 @@ def _est(rows=1e6):
 
 
 def test_host_backlog_and_device_contention_enter_the_prediction():
-    dev, host = _models("nic", 1, 5e-8), _models("host", 2, 1e-8)
+    dev, host = _models("nic", 1, 1.5e-8), _models("host", 2, 1e-8)
+    dev.link = LinearModel(5e-5, 1e-10)             # a fast link: the device's execution decides
     idle = decide(_est(), dev, host, HostLoad(free_threads=2, threads=2, backlog_s=0.0), dev_load=DeviceLoad())
     assert idle.placement == "down"
     slow = decide(_est(), dev, host, HostLoad(free_threads=2, threads=2, backlog_s=0.0),
                   dev_load=DeviceLoad(backlog_s=0.0, slowdown=3.0))
     d = slow.predicted["down"]
-    assert d["contention"] == pytest.approx(2.0 * (d["deser"] + d["exec"] + d["ser"]))
+    assert d["contention"] == pytest.approx(2.0 * (d["deser"] + d["exec"] + d["ser"] + d["transfer"]))
+    assert slow.predicted["back"]["contention"] == pytest.approx(2.0 * slow.predicted["back"]["transfer"])
     assert slow.placement == "back"                 # a busy device core pushes the work back
-    full = decide(_est(), dev, host, HostLoad(free_threads=2, threads=2, backlog_s=10.0),
+    full = decide(_est(), dev, host, HostLoad(free_threads=2, threads=2, backlog_s=0.2),
                   dev_load=DeviceLoad(backlog_s=0.0, slowdown=3.0))
-    assert full.predicted["back"]["wait"] == pytest.approx(5.0)    # 10 s admitted over 2 threads
+    assert full.predicted["back"]["wait"] == pytest.approx(0.1)    # 0.2 s admitted over 2 threads
     assert full.placement == "down"
     stretched = decide(_est(), dev, host, HostLoad(free_threads=2, threads=2, backlog_s=0.0, slowdown=2.0))
     b = stretched.predicted["back"]
@@ -62,15 +64,7 @@ def _pushback_colony():
     svc = c.host("nic0").services["query"]
     svc.models = _models("nic0", 1, 1e-5)                   # slow device: push-back pays
     svc.host_models = _models("host", 2, 1e-9)
-    svc.cores = c.host("host").services["query"].cores = _Quiet()
     return c
-
-
-class _Quiet:
-    """No measured contention (these tests are about reservations)."""
-
-    def slowdown(self, own=0.0):
-        return 1.0
 
 
 def test_host_admits_reservations_atomically_and_refuses_past_the_slack():

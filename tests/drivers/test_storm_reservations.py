@@ -17,14 +17,6 @@ def _models(name, threads, per_row):
                         LinearModel(1e-5, 1e-9), LinearModel(500, 1.0), 1e-5, link=LinearModel(5e-5, 1e-10))
 
 
-class _Quiet:
-    """No measured contention: this test is about reservations (the sampler of one pytest
-    process full of threads says little about a device)."""
-
-    def slowdown(self, own=0.0):
-        return 1.0
-
-
 @pytest.fixture()
 def storm_colony():
     """Four SmartNICs whose models say push-back pays for one query at a time: the host's
@@ -35,8 +27,7 @@ def storm_colony():
         svc = c.host(f"nic{i}").services["query"]
         svc.models = _models(f"nic{i}", 1, 1.5e-5)
         svc.host_models = _models("host", 2, 1e-5)
-        svc.cores = _Quiet()
-    c.host("host").services["query"].cores = _Quiet()
+    assert c.host("host").services["query"].cores is None     # in-process: no per-device cores to measure
     return c
 
 

@@ -11,8 +11,9 @@ Time model (thesis fig 5.11), every term predicted by a calibrated model:
 has admitted and not finished (its backlog: every push-back reserves its predicted host
 time when it is decided, so a burst of devices sees each other's choices), over its threads,
 stretched by the contention measured on its cores. The device's own backlog and measured
-contention enter ``down`` and split's lower part the same way (a sifting run on the same
-SmartNIC makes its cores busy, so the device prices its own work higher and pushes back). Plans the estimator cannot model (joins)
+contention enter the device's part of every placement (a sifting run on the same SmartNIC
+makes its cores busy, so the device prices its own work higher, the sending of a push-back's
+raw objects included). Plans the estimator cannot model (joins)
 go back to the host, whose engine runs anything, with the reason attached.
 
 Push-back-storm control (many devices pushing back to one host):
@@ -125,12 +126,13 @@ def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad
         # and whatever else keeps its cores busy stretches it
         q = dev_load.wait_s()
         for pl in ("down", "split"):
-            if pl in out:
-                if q:
-                    out[pl]["queue"] = q
-                if dev_load.slowdown > 1.0:
-                    own = out[pl]["deser"] + out[pl]["exec"] + out[pl]["ser"]
-                    out[pl]["contention"] = own * (dev_load.slowdown - 1.0)
+            if pl in out and q:
+                out[pl]["queue"] = q
+        if dev_load.slowdown > 1.0:
+            # the device's process also reads and sends what crosses its link (results, or the
+            # raw objects of a push-back), so the stretch reaches the transfer of every placement
+            for v in out.values():
+                v["contention"] = device_work(v) * (dev_load.slowdown - 1.0)
     for pl, v in out.items():
         raw = float(sum(x for k, x in v.items() if k != "bytes"))
         v["call"] = dev.predict_total(pl, raw) - raw       # calibrated call-path overhead (may be < 0)
@@ -144,8 +146,9 @@ def host_work(terms: dict) -> float:
 
 
 def device_work(terms: dict) -> float:
-    """Predicted seconds of work one placement puts on the device's own cores."""
-    return float(terms.get("deser", 0.0) + terms.get("exec", 0.0) + terms.get("ser", 0.0))
+    """Predicted seconds of work one placement puts on the device's own process: decode,
+    execute, serialize, and send over its link."""
+    return float(sum(terms.get(k, 0.0) for k in ("deser", "exec", "ser", "transfer")))
 
 
 def host_slack(pred: dict, placement: str) -> float:

@@ -188,7 +188,7 @@ class DeviceActor:
         self._cpu = threading.BoundedSemaphore(spec.threads)
         ctx = DeviceContext(name=device, role=spec.role, threads=spec.threads, store=store,
                             peers=RayPeers(config, device), calibration=calibration.load(device),
-                            workdir=spec.spill_dir, fingerprint=fingerprint(spec))
+                            workdir=spec.spill_dir, fingerprint=fingerprint(spec), own_process=True)
         self.host = DeviceHost(ctx, {"objects": {}, **config.device_services(device)})
         self.started = time.time()
         self.calls = 0

@@ -29,6 +29,7 @@ class DeviceContext:
     calibration: dict = field(default_factory=dict)   # persisted calibration results, if any
     workdir: str | None = None        # local disk for spill files / block stores
     fingerprint: str = ""             # set by the runtime; calibrations are valid for it (opaque here)
+    own_process: bool = False         # the device runs in a process of its own (its cores' load is measurable)
 
 
 class Service:

@@ -85,7 +85,8 @@ class QueryService(Service):
         self._host_jobs: dict[int, list] = {}
         self._tickets = 0
         self._running = 0                      # own queries executing now (device or host side)
-        self.cores = CoreLoad.shared()
+        # in-process colonies share one process among all devices and the client: nothing to attribute
+        self.cores = CoreLoad.shared() if ctx.own_process else None
         saved = ctx.calibration.get("query") if ctx.calibration else None
         self.stale = ""
         try:
@@ -210,6 +211,9 @@ class QueryService(Service):
         return out
 
     # -- load and admission (host side) ----------------------------------------
+    def _stretch(self) -> float:
+        return self.cores.slowdown(self._running) if self.cores is not None else 1.0
+
     @staticmethod
     def _backlog(jobs: dict, threads: int) -> float:
         """Predicted seconds still to do: each started job has progressed at its fair share."""
@@ -218,7 +222,7 @@ class QueryService(Service):
         return float(sum(p if t0 is None else max(0.0, p - (now - t0) * rate) for p, t0 in jobs.values()))
 
     def _host_load(self) -> HostLoad:
-        slow = self.cores.slowdown(self._running)
+        slow = self._stretch()
         with self._lock:
             return HostLoad(queue_depth=self._inflight, free_threads=max(0, self.ctx.threads - self._busy_threads),
                             threads=self.ctx.threads, service_s=self._service_s,
@@ -284,7 +288,7 @@ class QueryService(Service):
         policy = (storm or {}).get("policy") or self.policy
 
         def redo(host_load: HostLoad) -> Decision:
-            slow = self.cores.slowdown(self._running)
+            slow = self._stretch()
             with self._lock:                       # one generator, many request threads
                 rng = np.random.Generator(np.random.SFC64(int(self._rng.integers(1 << 62))))
                 dev_load = DeviceLoad(queue_depth=max(0, self._dev_inflight - 1),
@@ -554,7 +558,7 @@ class QueryService(Service):
                 "queue": self._dev_inflight, "max_queue": self.max_queue, "policy": self.policy,
                 "backlog_s": self._backlog(self._dev_jobs, self.ctx.threads),
                 "host_backlog_s": self._backlog(self._host_jobs, self.ctx.threads),
-                "slowdown": self.cores.slowdown(self._running)}
+                "slowdown": self._stretch()}
 
 
 _ = (json, STATS_POOL)
