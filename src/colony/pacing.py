@@ -94,10 +94,15 @@ class Link:
     def _lane(self, d: str) -> str:
         return d if self.model.duplex else "shared"
 
-    def transfer(self, nbytes: int, src: str, dst: str, seconds: float | None = None) -> float:
+    def transfer(self, nbytes: int, src: str, dst: str, seconds: float | None = None,
+                 credit_s: float = 0.0) -> float:
         """Charge ``nbytes`` going ``src -> dst``: wait latency + size/rate when paced (after
         the bytes already queued on that direction), count always. ``seconds`` is the
-        measured time of an unpaced transfer (its busy time). Returns the seconds waited."""
+        measured time of an unpaced transfer (its busy time). ``credit_s``: how long these same
+        bytes have already been (or will be) charged by another link in series (nearstore's
+        topology over the runtime's links): the transfer counts as begun that long ago, so
+        only the remainder is waited and the slower link sets the pace, not the sum of both.
+        Returns the seconds waited."""
         d = f"{src}->{dst}"
         if d not in self.counts:
             raise ValueError(f"link {self.name} has no direction {d}")
@@ -113,9 +118,11 @@ class Link:
                 if fin < now <= fin + self.STREAM_GAP_S:
                     # a stream: the time since the previous transfer finished was this one's own
                     # transport time, which a real link overlaps with its own (up to size / rate)
-                    start = max(fin, now - n / m.rate)
+                    allowance = n / m.rate
                 else:
-                    start = max(fin, now - m.burst / m.rate)
+                    allowance = m.burst / m.rate
+                # credit_s: these bytes have been moving that long already (on a link in series)
+                start = max(fin, now - max(allowance, credit_s))
                 target = start + n / m.rate
                 self._finish[lane] = target
                 wait = max(0.0, target - now) + m.latency_s

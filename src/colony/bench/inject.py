@@ -248,7 +248,9 @@ def run(sizes: list[int], nodes: int = 3, repeats: int = 3, temp_dir: str = "/tm
                                     for k, v in results["multinode"]["host_overhead_s"].items()},
         "particles_max": top,
     }
+    from colony.runtime.actor import DEVICE_ENV
     return {"benchmark": "inject", "machine": mach, "loadavg_1m_at_end": round(os.getloadavg()[0], 2),
+            "device_env": DEVICE_ENV, "warm_runs": repeats,
             "sizes": sizes, "batch_particles": BATCH, "bytes_per_particle": BYTES_PER_PARTICLE, "local": local,
             "colonies": results, "summary": summary}
 

@@ -320,15 +320,13 @@ def stream_size(schema: pa.Schema, batches) -> int:
 class ObjectWriter:
     """Packs one uncompressed table into a Colony object batch by batch, as the batches
     arrive (serialization in flight): each batch is written once, straight into its final
-    place; ``finish`` adds checksums and the header. ``body_len`` is :func:`stream_size`
-    of exactly the batches that will be written."""
+    place, and checksummed right after (still in cache); ``finish`` adds the header.
+    ``body_len`` is :func:`stream_size` of exactly the batches that will be written."""
 
-    def __init__(self, schema: pa.Schema, body_len: int, rows: int, segment_size: int = DEFAULT_SEGMENT,
-                 threads: int | None = None) -> None:
+    def __init__(self, schema: pa.Schema, body_len: int, rows: int, segment_size: int = DEFAULT_SEGMENT) -> None:
         if body_len <= 0 or body_len > MAX_BODY:
             raise BadLength(f"announced stream length {body_len} is impossible; send stream_size() of the batches")
         self.segment_size, self.body_len, self.rows = segment_size, body_len, rows
-        self._threads = _threads(threads)
         self._bounds = [(o, min(segment_size, body_len - o)) for o in range(0, body_len, segment_size)]
         placeholder = [(o, n, n, 0) for o, n in self._bounds]
         self._head_len = len(_header("none", "none", [(0, body_len, rows)], placeholder, segment_size,
@@ -338,12 +336,29 @@ class ObjectWriter:
         self._sink.write(bytes(self._head_len))   # the header goes in once the checksums exist
         self._w = pa.ipc.new_stream(self._sink, schema)
         self._rows = 0
+        self._view = memoryview(self.buf)[self._head_len:]
+        self._crcs: list[int] = []        # of the segments written so far
+        self._crc, self._crc_at = 0, 0    # running checksum of the open segment, and where it stopped
 
     def write(self, batch: pa.RecordBatch) -> None:
         if self._sink.tell() >= self._head_len + self.body_len:
             raise BadLength("more batches arrived than the announced stream length holds")
         self._w.write_batch(batch)
         self._rows += batch.num_rows
+        self._checksum()
+
+    def _checksum(self) -> None:
+        """Checksum what was just written while it is still in cache (one pass, not a second
+        read of the whole body in ``finish``); segment by segment, continuing across writes."""
+        upto = min(self._sink.tell() - self._head_len, self.body_len)
+        while self._crc_at < upto:
+            seg_end = min((len(self._crcs) + 1) * self.segment_size, self.body_len)
+            stop = min(upto, seg_end)
+            self._crc = _crc.crc32c(self._view[self._crc_at:stop], self._crc)
+            self._crc_at = stop
+            if stop == seg_end:
+                self._crcs.append(self._crc)
+                self._crc = 0
 
     def finish(self) -> pa.Buffer:
         self._w.close()
@@ -351,8 +366,8 @@ class ObjectWriter:
         if written != self.body_len or self._rows != self.rows:
             raise BadLength(f"announced {self.body_len} bytes / {self.rows} rows, received {written} bytes / "
                             f"{self._rows} rows; the producer must announce stream_size() of what it sends")
-        view = memoryview(self.buf)[self._head_len:]
-        crcs = _pmap(lambda b: _crc.crc32c(view[b[0]:b[0] + b[1]]), self._bounds, self._threads)
+        self._checksum()
+        crcs = self._crcs
         segments = [(o, n, n, c) for (o, n), c in zip(self._bounds, crcs)]
         head = _header("none", "none", [(0, self.body_len, self.rows)], segments, self.segment_size,
                        self.body_len, self.body_len)

@@ -46,7 +46,8 @@ def devices(spec: Mapping[str, Mapping[str, Any]], *, name: str = "local",
 
     ``spec`` maps a device name to ``role`` (default smartnic), ``threads`` (default 1),
     ``services`` (``{service: options}``), ``pools`` (pool names it is a member of) and
-    ``workdir`` (its spill/work directory), ``memory``/``disk`` (budgets, bytes or '512MiB').
+    ``workdir`` (its spill/work directory), ``memory``/``disk`` (budgets, bytes or '512MiB'),
+    ``link_gbps`` (its paced link; default: its profile's).
     """
     devs: dict[str, dict] = {}
     pools: dict[str, list[str]] = {}
@@ -57,7 +58,7 @@ def devices(spec: Mapping[str, Mapping[str, Any]], *, name: str = "local",
                              "threads": int(s.get("threads", 1))}
         if s.get("workdir"):
             d["spill_dir"] = str(s["workdir"])
-        for k in ("memory", "disk"):
+        for k in ("memory", "disk", "link_gbps"):
             if k in s:
                 d[k] = s[k]
         devs[dname] = d

@@ -8,6 +8,7 @@ Works on any colony-like object with ``call(device, service, method, ...)`` and
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -169,6 +170,19 @@ class QueryClient:
                            extra={"estimate_cpu_s": r["estimate_cpu_s"]})
 
 
+    @staticmethod
+    def _collect(r: dict, pieces: list, raw: dict) -> None:
+        """A device's answer: a result, objects it handed back, or nothing here (it went to the host)."""
+        if "hosted" in r:
+            pieces.append(codec.pack([r["hosted"]["result"]]))
+        elif "staged" in r:
+            return
+        elif r["decision"]["placement"] == "back":
+            for name, bufs in r["objects"].items():
+                raw.setdefault(name, []).extend(bufs)
+        else:
+            pieces.append(r["result"])
+
     def _query_multi(self, sql, plan_bytes, devs, placement, explain, t_start, used) -> QueryResult:
         """A table spread over several devices: each device runs (or hands back) the
         filter/projection part over its own objects; the host combines.
@@ -201,23 +215,30 @@ class QueryClient:
                                {}, ",".join(devs), sql, sum(v["decision"]["estimate"]["rows"] for v in decs.values()),
                                True)
         pieces, raw, decisions, act = [], {}, {}, {"per_device": {}}
-        for d in devs:
-            t0 = time.perf_counter()
-            # with a lower (filter/projection) part, a device that pushes back hands its objects to the
-            # host itself and gets the lower part's answer; the whole plan over every device's objects
-            # together (no lower part) still needs them in one place: through this client
-            host = self.host if lower is not None else None
-            r = self.colony.call(d, "query", "execute", lower or plan_bytes, tables, per_dev, load, storm, host)
-            a = dict(r["actual"], call_s=time.perf_counter() - t0)
-            act["per_device"][d] = a
-            decisions[d] = r["decision"]
-            if "hosted" in r:
-                pieces.append(codec.pack([r["hosted"]["result"]]))
-            elif r["decision"]["placement"] == "back":
-                for name, bufs in r["objects"].items():
-                    raw.setdefault(name, []).extend(bufs)
-            else:
-                pieces.append(r["result"])
+        # with a lower (filter/projection) part, a device that pushes back hands its objects to the
+        # host itself and gets the lower part's answer; the whole plan over every device's objects
+        # together (no lower part) gathers them on the host: each device stages its own there
+        stage = None if lower is not None else f"multi-{uuid.uuid4().hex}"
+        staged = False
+        try:
+            for d in devs:
+                t0 = time.perf_counter()
+                r = self.colony.call(d, "query", "execute", lower or plan_bytes, tables, per_dev, load, storm,
+                                     self.host, stage=stage)
+                a = dict(r["actual"], call_s=time.perf_counter() - t0)
+                act["per_device"][d] = a
+                decisions[d] = r["decision"]
+                staged = staged or "staged" in r
+                self._collect(r, pieces, raw)
+            if staged:
+                h = self.colony.call(self.host, "query", "run_staged", plan_bytes, stage)
+                stage = None                       # run_staged forgot them
+        finally:
+            if stage is not None:
+                self.colony.call(self.host, "query", "drop_staged", stage)
+        if staged:
+            table, pieces = h["result"], []
+            act["exec_host"] = h["exec_host"]
         if raw:
             if lower is None:                      # host runs everything over all objects
                 h = self.colony.call(self.host, "query", "run_pushed", plan_bytes, raw)

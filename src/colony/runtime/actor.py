@@ -51,7 +51,18 @@ def device_infos(config: ColonyConfig) -> list[DeviceInfo]:
             for d in config.devices.values()]
 
 
+# The environment of every device actor's process. Arrow's allocator (mimalloc) hands freed
+# memory back to the OS after 10 ms by default, so every object a device stores after a
+# drop faults its pages in again: on this VM a first touch runs at 0.2-1.4 GB/s against a
+# 5 GB/s memcpy (`colony bench inject`, docs/runtime.md). A device keeps memory it freed for
+# 5 s, so a stream of objects reuses touched pages; never returning it ran the 2-vCPU,
+# 23.5 GiB machine into Ray's memory monitor once other work ran beside a 4.8 GB injection.
+DEVICE_ENV = {"MIMALLOC_PURGE_DELAY": "5000"}
+
+RESULT_TTL_S = 600.0   # a large call result not fetched by then is dropped
+
 FROM = "_colony_from"  # keyword a device call carries: who is calling (for the link it crosses)
+BULK = "_colony_bulk"  # keyword of a client that fetches large results over Flight (runtime.flight)
 
 
 class RayPeers:
@@ -188,10 +199,13 @@ class DeviceActor:
         self._cpu = threading.BoundedSemaphore(spec.threads)
         ctx = DeviceContext(name=device, role=spec.role, threads=spec.threads, store=store,
                             peers=RayPeers(config, device), calibration=calibration.load(device),
-                            workdir=spec.spill_dir, fingerprint=fingerprint(spec), own_process=True)
+                            workdir=spec.spill_dir, fingerprint=fingerprint(spec), link_gbps=self.links.gbps_to,
+                            own_process=True)
         self.host = DeviceHost(ctx, {"objects": {}, **config.device_services(device)})
         self.started = time.time()
         self.calls = 0
+        self._results: dict[str, tuple[Any, float]] = {}   # large call results awaiting DoGet
+        self._results_lock = threading.Lock()
         from colony.runtime import auth
         from colony.runtime.flight import DeviceFlight
         self.flight = DeviceFlight(self, ray.util.get_node_ip_address(), auth.token())
@@ -207,8 +221,25 @@ class DeviceActor:
     def call(self, service: str, method: str, *args: Any, **kwargs: Any) -> Any:
         """A service call: its arguments cross the caller's link in, its result out."""
         peer = kwargs.pop(FROM, CLIENT)
+        bulk = kwargs.pop(BULK, False)
         self.calls += 1
-        return self.links.call(peer, lambda *a, **k: self.host.call(service, method, *a, **k), args, kwargs)
+        out = self.links.call(peer, lambda *a, **k: self.host.call(service, method, *a, **k), args, kwargs)
+        if bulk:       # large parts stay here for the client's DoGet (charged above, once)
+            from colony.runtime.flight import stash_large
+            out = stash_large(out, self._stash, self.spec.name)
+        return out
+
+    def _stash(self, obj: Any) -> str:
+        """Keep a large result part for the client's DoGet; parts never fetched (a client that
+        gave up at its deadline) are dropped after RESULT_TTL_S."""
+        import uuid
+        now = time.monotonic()
+        with self._results_lock:
+            for k in [k for k, (_o, t) in self._results.items() if now - t > RESULT_TTL_S]:
+                del self._results[k]
+            rid = uuid.uuid4().hex
+            self._results[rid] = (obj, now)
+        return rid
 
     # -- object service with the link in the path ----------------------------------------
     def put(self, pool: str, key: str, obj: Any, codec_name: str = "none", src: str = CLIENT):
@@ -282,8 +313,7 @@ class DeviceActor:
         op = cmd.get("op")
         writer = None
         if op == "inflight":
-            writer = codec.ObjectWriter(reader.schema, int(cmd["ipc_bytes"]), int(cmd["rows"]),
-                                        threads=self.spec.threads)
+            writer = codec.ObjectWriter(reader.schema, int(cmd["ipc_bytes"]), int(cmd["rows"]))
         batches, n, t0, busy, pack_s = [], 0, time.perf_counter(), 0.0, 0.0
         it = iter(reader)
         while True:
@@ -328,9 +358,18 @@ class DeviceActor:
 
     def flight_get(self, cmd: dict):
         """DoGet: ``get`` (a stored object, as one blob) or ``blob`` (``nbytes`` of zeros)."""
-        from colony.runtime.flight import blob_table
+        from colony.runtime.flight import MESSAGE_BYTES, blob_table
         self.calls += 1
         peer = cmd.get("from", CLIENT)
+        if cmd.get("op") == "result":       # a large part of a call's result: charged by the call
+            with self._results_lock:
+                obj, _t = self._results.pop(cmd["id"], (None, 0.0))
+            if obj is None:
+                from colony.errors import RuntimeFailure
+                raise RuntimeFailure(f"device {self.spec.name!r} holds no call result {cmd['id']!r}: it was "
+                                     f"fetched already or dropped after {RESULT_TTL_S} s; call again")
+            table = obj if isinstance(obj, pa.Table) else blob_table(obj, MESSAGE_BYTES)
+            return table.schema, iter(table.to_batches())
         if cmd.get("op") == "get":
             buf = self.host.call("objects", "get", cmd["pool"], cmd["key"])
         elif cmd.get("op") == "blob":

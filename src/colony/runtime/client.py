@@ -19,7 +19,8 @@ from colony.config.schema import _select, resolve as resolve_config
 from colony.errors import RuntimeFailure, UnknownDevice
 from colony.runtime import auth
 from colony.runtime.tempdir import use_temp_dir
-from colony.runtime.actor import DeviceActor, RayPeers, actor_name, pack_tables
+from colony.runtime.actor import BULK, DEVICE_ENV, DeviceActor, RayPeers, actor_name, pack_tables
+from colony.runtime.flight import fetch_large
 from colony.runtime.futures import resolve
 from colony.store import Entry
 
@@ -121,6 +122,7 @@ class Colony(RayPeers):
                     name=aname, namespace=self.config.namespace, lifetime="detached" if self._detached else None,
                     resources=dict(spec.resources), num_cpus=0, max_concurrency=rt.max_concurrency,
                     max_restarts=rt.max_restarts, max_task_retries=0,
+                    runtime_env={"env_vars": dict(DEVICE_ENV)},
                 ).remote(self.config, name)
                 self._created.append(name)
             self._actors[name] = handle
@@ -147,6 +149,21 @@ class Colony(RayPeers):
         super().place(service, devices, **options)
         sel = devices if isinstance(devices, str) else list(devices)
         self._placed.setdefault(service, set()).update(_select(sel, self.config.devices, "place.devices"))
+
+    # -- calls: large results over Flight -----------------------------------------------------
+    def call(self, device: str, service: str, method: str, *args: Any, timeout: float | None = None,
+             **kwargs: Any) -> Any:
+        """As :meth:`RayPeers.call`; parts of the result from ``RESULT_FLIGHT_BYTES`` up come
+        over the device's Flight endpoint (DoGet), the rest in Ray's reply."""
+        return fetch_large(super().call(device, service, method, *args, timeout=timeout, **kwargs),
+                           self.transfers.result)
+
+    def call_async(self, device: str, service: str, method: str, *args: Any, **kwargs: Any):
+        kwargs[BULK] = True
+        return super().call_async(device, service, method, *args, **kwargs)
+
+    def wait(self, futures, timeout: float | None = None, devices=None):
+        return fetch_large(super().wait(futures, timeout, devices), self.transfers.result)
 
     # -- objects ---------------------------------------------------------------------------
     def put(self, pool: str, key: str, tables, codec: str = "none", threads: int | None = None,

@@ -48,6 +48,10 @@ class Links:
                                                   link_model(self.config, self.device, peer, self.gbps))
         return ln
 
+    def gbps_to(self, peer: str) -> float | None:
+        """The rate the link to ``peer`` is paced at (None: unpaced), without making the link."""
+        return link_model(self.config, self.device, peer, self.gbps).gbit_per_s
+
     def into(self, nbytes: int, peer: str = CLIENT, seconds: float | None = None) -> float:
         """``nbytes`` arriving from ``peer``: paced and counted; returns the seconds waited."""
         return self.link(peer).transfer(nbytes, peer, self.device, seconds)

@@ -6,13 +6,19 @@ unchanged on both. Devices are not weakened here (no thread budgets, no paced li
 memory budget unless ``budgets=True``), but every call crosses the same links as on Ray
 (:mod:`colony.runtime.links`): paced at the devices' ``link_gbps`` (or the rates given
 to ``links_gbps``), counted always. Device-to-device calls and push-back to the host go
-over the link between those two devices, never through the caller. ``budgets=True``
+over the link between those two devices, never through the caller. Every call has a
+deadline (``timeout=``, else ``runtime.call_timeout_s``): it runs on a thread of a pool and
+the caller stops waiting at the deadline with :class:`DeadlineExceeded` naming the device
+(the abandoned call finishes in the background: a thread cannot be killed). ``budgets=True``
 gives each store its device's memory/disk budget and spill directory, so data larger
 than memory streams through (``colony sift run --input``).
 """
 
 from __future__ import annotations
 
+import contextvars
+import queue
+import threading
 from concurrent.futures import Future
 from typing import Any, Mapping, Sequence
 
@@ -21,7 +27,7 @@ import pyarrow as pa
 from colony import codec as _codec
 from colony.config import ColonyConfig
 from colony.config.schema import _select, resolve
-from colony.errors import UnknownDevice
+from colony.errors import DeadlineExceeded, UnknownDevice
 from colony.runtime.fingerprint import fingerprint
 from colony.services.base import DeviceContext, service_class
 from colony.services.host import DeviceHost
@@ -49,7 +55,8 @@ class LocalColony:
                 store.create_pool(pool)
             ctx = DeviceContext(name=name, role=spec.role, threads=spec.threads, store=store,
                                 peers=_Peers(self, name),
-                                workdir=spec.spill_dir if spec.spill_explicit else None, fingerprint=fingerprint(spec))
+                                workdir=spec.spill_dir if spec.spill_explicit else None, fingerprint=fingerprint(spec),
+                                link_gbps=self.links[name].gbps_to)
             self.hosts[name] = DeviceHost(ctx, {"objects": {}, **self.config.device_services(name)})
 
     # -- devices ------------------------------------------------------------------------
@@ -70,10 +77,9 @@ class LocalColony:
     # -- calls --------------------------------------------------------------------------
     def call(self, device: str, service: str, method: str, *args: Any, timeout: float | None = None,
              **kwargs: Any) -> Any:
-        """Runs in this thread, crossing the link between the caller and ``device``. (An
-        in-process call cannot be abandoned: ``timeout`` is accepted for the interface.)"""
-        host = self.host(device)
-        return self.links[device].call(self.me, lambda *a, **k: host.call(service, method, *a, **k), args, kwargs)
+        """Crosses the link between the caller and ``device``; waits at most ``timeout``
+        seconds (default ``runtime.call_timeout_s``), then raises :class:`DeadlineExceeded`."""
+        return _call(self, self.me, device, service, method, args, kwargs, timeout)
 
     def set_link(self, device: str, gbps: float | None) -> None:
         """Pace every link of ``device`` at ``gbps`` Gbit/s from now on (None: unpaced)."""
@@ -120,15 +126,68 @@ class _Peers:
 
     def call(self, device: str, service: str, method: str, *args: Any, timeout: float | None = None,
              **kwargs: Any) -> Any:
-        host = self._colony.host(device)
-        return self._colony.links[device].call(self.me, lambda *a, **k: host.call(service, method, *a, **k),
-                                               args, kwargs)
+        return _call(self._colony, self.me, device, service, method, args, kwargs, timeout)
 
     def call_async(self, device: str, service: str, method: str, *args: Any, **kwargs: Any) -> Future:
         return _settled(lambda: self.call(device, service, method, *args, **kwargs))
 
     def __getattr__(self, name: str):
         return getattr(self._colony, name)
+
+
+class _Threads:
+    """Daemon threads that run calls and stay for the next one: a call may start a process
+    tied to its thread's life (the query worker's PR_SET_PDEATHSIG), and a hung call must
+    not keep the interpreter from exiting."""
+
+    def __init__(self) -> None:
+        self._q: queue.SimpleQueue = queue.SimpleQueue()
+        self._idle = 0
+        self._lock = threading.Lock()
+
+    def submit(self, fn) -> Future:
+        fut: Future = Future()
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+            else:
+                threading.Thread(target=self._loop, name="colony-local-call", daemon=True).start()
+        self._q.put((fn, fut))
+        return fut
+
+    def _loop(self) -> None:
+        while True:
+            fn, fut = self._q.get()
+            try:
+                fut.set_result(fn())
+            except BaseException as e:   # noqa: BLE001 - handed to the caller
+                fut.set_exception(e)
+            del fn, fut
+            with self._lock:
+                self._idle += 1
+
+
+_THREADS = _Threads()
+
+
+def _call(colony: LocalColony, me: str, device: str, service: str, method: str, args: tuple, kwargs: dict,
+          timeout: float | None) -> Any:
+    """One call from ``me`` to ``device`` over their link, in a daemon thread, waited for at
+    most ``timeout`` seconds (default ``runtime.call_timeout_s``)."""
+    host = colony.host(device)
+    link = colony.links[device]
+    deadline = colony.config.runtime.call_timeout_s if timeout is None else timeout
+    ctx = contextvars.copy_context()
+    fut = _THREADS.submit(lambda: ctx.run(link.call, me, lambda *a, **k: host.call(service, method, *a, **k),
+                                          args, kwargs))
+    try:
+        return fut.result(deadline)
+    except TimeoutError:
+        if fut.done():
+            return fut.result()
+        raise DeadlineExceeded(f"device {device!r} did not answer {service}.{method} within its deadline of "
+                               f"{deadline} s; it may be hung: pass a longer timeout= (the call goes on in the "
+                               f"background)", device, deadline) from None
 
 
 def _settled(fn) -> Future:

@@ -21,7 +21,7 @@ import pyarrow.flight as fl
 from colony.errors import DeviceLost, ObjectTooLarge
 from colony.runtime import auth
 from colony.runtime.futures import resolve
-from colony.runtime.flight import MESSAGE_BYTES, FlightClients, blob_table, table_blob
+from colony.runtime.flight import MESSAGE_BYTES, FlightClients, ResultRef, blob_table, table_blob
 from colony.store import Entry
 
 
@@ -38,6 +38,7 @@ class Transfers:
         import ray
         self.node_id = ray.get_runtime_context().get_node_id()
         self._lock = threading.Lock()
+        self.results = 0          # call results fetched over Flight
 
     def bulk(self, nbytes: int, device: str | None = None) -> bool:
         """Whether a payload of ``nbytes`` for ``device`` goes over Flight (else over Ray):
@@ -105,6 +106,14 @@ class Transfers:
     def get_object(self, device: str, pool: str, key: str) -> pa.Buffer:
         cmd = {"op": "get", "pool": pool, "key": key}
         return table_blob(self._retrying(device, lambda loc: self.clients.get(loc, cmd)))
+
+    def result(self, ref: ResultRef):
+        """A large part of a call's result, left on its device (DoGet; the call charged it)."""
+        cmd = {"op": "result", "id": ref.id}
+        table = self._retrying(ref.device, lambda loc: self.clients.get(loc, cmd))
+        with self._lock:
+            self.results += 1
+        return table_blob(table) if ref.kind == "buffer" else table
 
     def blob(self, device: str, nbytes: int) -> pa.Buffer:
         cmd = {"op": "blob", "nbytes": int(nbytes)}

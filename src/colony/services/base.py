@@ -17,6 +17,10 @@ from colony.services.protocol import Colony
 from colony.store import ObjectStore
 
 
+def _unpaced(peer: str) -> float | None:
+    return None
+
+
 @dataclass
 class DeviceContext:
     """What a service may use on its device."""
@@ -29,6 +33,9 @@ class DeviceContext:
     calibration: dict = field(default_factory=dict)   # persisted calibration results, if any
     workdir: str | None = None        # local disk for spill files / block stores
     fingerprint: str = ""             # set by the runtime; calibrations are valid for it (opaque here)
+    # the rate (Gbit/s) at which the runtime paces this device's link to a peer (None: unpaced):
+    # a service with links of its own (nearstore) charges only what the runtime does not
+    link_gbps: Callable[[str], float | None] = _unpaced
     own_process: bool = False         # the device runs in a process of its own (its cores' load is measurable)
 
 

@@ -22,7 +22,7 @@ from colony.nearstore.address import BLOCK_BITS, MAX_DEVICES, Extent, decode
 from colony.nearstore.blockstore import DEFAULT_BLOCK_SIZE, BlockStore
 from colony.nearstore.locks import BlockLocks
 from colony.nearstore.ops import DEFAULT_CHUNK, chunk_size_for, get_operation
-from colony.pacing import Link, LinkModel
+from colony.pacing import Link, LinkModel, gbps_to_Bps
 from colony.services.base import DeviceContext, Service, endpoint, service
 
 
@@ -167,11 +167,14 @@ class NearStore(Service):
 
     @endpoint
     def peer_read(self, ext: Extent, offset: int, length: int, phase: str = "merge",
-                  requester: str | None = None) -> bytes:
-        """Device -> device read, paced by this device's device-to-device link."""
+                  requester: str | None = None, peer: str | None = None) -> bytes:
+        """Device -> device read, paced by this device's device-to-device egress; the runtime's
+        link to ``peer`` (the reading device) charges the same bytes when it has a rate, so
+        the egress waits only for what that does not cover: paced once, at the slower rate."""
         self.locks.wait(*self._blocks(ext, offset, length), requester)
         data = self.store.read(ext, offset, length)
-        self.d2d.transfer(len(data), self.ctx.name, PEERS)
+        rt = gbps_to_Bps(self.ctx.link_gbps(peer or PEERS))
+        self.d2d.transfer(len(data), self.ctx.name, PEERS, credit_s=len(data) / rt if rt else 0.0)
         self._count("d2d_out", phase, len(data))
         return data
 
@@ -199,7 +202,7 @@ class NearStore(Service):
             self._count("local_read", phase, len(data))
             return data
         data = self.ctx.peers.call(self._owner(dev), "nearstore", "peer_read", ext, offset,
-                                   length, phase=phase, requester=requester)
+                                   length, phase=phase, requester=requester, peer=self.ctx.name)
         self._count("d2d_in", phase, len(data))
         return data
 

@@ -76,6 +76,7 @@ class QueryService(Service):
         self.host_models: DeviceModels | None = None
         self._lock = threading.Lock()
         self._inflight = 0
+        self._staged: dict[str, dict[str, list]] = {}   # objects devices handed over, per multi-device plan
         self._busy_threads = 0
         self._admitted = 0
         self._service_s = 0.0
@@ -324,12 +325,15 @@ class QueryService(Service):
 
     @endpoint
     def execute(self, plan_bytes: bytes, tables: dict, placement: str = "auto", host_load: dict | None = None,
-                storm: dict | None = None, host: str | None = None, feedback: dict | None = None) -> dict:
+                storm: dict | None = None, host: str | None = None, feedback: dict | None = None,
+                stage: str | None = None) -> dict:
         """Decide and run. Returns the result (down/split) or the raw objects (back), with timings.
 
         With ``host``, pushed-back objects and split results go from this device straight to
         the host's query service (device -> host link) and only the host's answer comes back
-        (``out["hosted"]``): the client's link never carries the raw objects.
+        (``out["hosted"]``): the client's link never carries the raw objects. With ``host`` and
+        ``stage`` (a plan the host must run over several devices' objects together), pushed-back
+        objects are staged on the host under that name (``out["staged"]``) for ``run_staged``.
 
         Admits at most ``max_queue`` queries at once (DeviceBusy beyond); the queue ahead enters
         the predicted device time; each run's measured execution corrects the model online."""
@@ -342,14 +346,14 @@ class QueryService(Service):
                                  f"{self.max_queue}); retry later or run with placement back")
             self._dev_inflight += 1
         try:
-            out = self._execute(plan_bytes, tables, placement, host_load, storm, host)
+            out = self._execute(plan_bytes, tables, placement, host_load, storm, host, stage)
         finally:
             with self._lock:
                 self._dev_inflight -= 1
         return out
 
     def _execute(self, plan_bytes: bytes, tables: dict, placement: str, host_load: dict | None,
-                 storm: dict | None, host: str | None) -> dict:
+                 storm: dict | None, host: str | None, stage: str | None = None) -> dict:
         t_start = time.perf_counter()
         pj, est, dec, est_cpu, again = self._plan(plan_bytes, tables, placement, host_load, storm)
         tabs = _tables_arg(tables)
@@ -423,7 +427,11 @@ class QueryService(Service):
                 objs[name] = bufs
                 nbytes += sum(b.size for b in bufs)
             act["bytes"] = nbytes
-            if host and self.ctx.peers is not None:
+            if host and stage and self.ctx.peers is not None:
+                t0 = time.perf_counter()
+                out["staged"] = self.ctx.peers.call(host, "query", "stage", stage, objs)
+                act["to_host"] = time.perf_counter() - t0
+            elif host and self.ctx.peers is not None:
                 t0 = time.perf_counter()
                 out["hosted"] = self.ctx.peers.call(host, "query", "run_pushed", bytes(plan_bytes), objs, reserved,
                                                     ticket)
@@ -488,6 +496,28 @@ class QueryService(Service):
                     self.models.residuals.update(fam, pred["exec"], act["exec"])
         act["device_total"] = time.perf_counter() - t_start
         return out
+
+    @endpoint
+    def stage(self, name: str, inputs: dict) -> dict:
+        """Host side: keep objects a device handed over for a plan that runs over several
+        devices' objects together (``run_staged``); returns how many arrived per table."""
+        with self._lock:
+            staged = self._staged.setdefault(name, {})
+            for table, bufs in inputs.items():
+                staged.setdefault(table, []).extend(bufs)
+            return {t: len(b) for t, b in staged.items()}
+
+    @endpoint
+    def run_staged(self, plan_bytes: bytes, name: str, reserved: bool = False) -> dict:
+        """Host side: run a plan over the objects staged under ``name``, then forget them."""
+        with self._lock:
+            inputs = self._staged.pop(name, {})
+        return self.run_pushed(plan_bytes, inputs, reserved)
+
+    @endpoint
+    def drop_staged(self, name: str) -> bool:
+        with self._lock:
+            return self._staged.pop(name, None) is not None
 
     @endpoint
     def run_pushed(self, plan_bytes: bytes, inputs: dict, reserved: bool = False, ticket: int | None = None) -> dict:
