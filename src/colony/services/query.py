@@ -366,8 +366,8 @@ class QueryService(Service):
             if not reserved:
                 dec.reason = "storm control: host admission refused; kept on device"
                 dec.placement = "down"
-        elif (placement == "auto" and again["load_aware"] and mode == "none" and host
-              and self.ctx.peers is not None):
+        elif (placement == "auto" and again["load_aware"] and mode == "none" and host and not stage
+              and self.ctx.peers is not None):      # staged objects run later, together: nothing to reserve
             dec, ticket = self._reserve_host(dec, again["redo"], host)
         if dec.placement in ("down", "split") and dec.predicted.get(dec.placement):
             with self._lock:                      # admitted here: later decisions see it
@@ -377,7 +377,7 @@ class QueryService(Service):
         else:
             dev_ticket = None
         try:
-            return self._run(plan_bytes, tabs, est, dec, est_cpu, host, reserved, ticket, t_start)
+            return self._run(plan_bytes, tabs, est, dec, est_cpu, host, reserved, ticket, t_start, stage)
         except BaseException:
             if ticket is not None:
                 self.ctx.peers.call(host, "query", "cancel", ticket)
@@ -404,18 +404,18 @@ class QueryService(Service):
         return dec, None
 
     def _run(self, plan_bytes: bytes, tabs: dict, est, dec: Decision, est_cpu: float, host: str | None,
-             reserved: bool, ticket: int | None, t_start: float) -> dict:
+             reserved: bool, ticket: int | None, t_start: float, stage: str | None = None) -> dict:
         busy = int(dec.placement != "back")       # a push-back hardly uses this device's cores
         with self._lock:
             self._running += busy
         try:
-            return self._run_placed(plan_bytes, tabs, est, dec, est_cpu, host, reserved, ticket, t_start)
+            return self._run_placed(plan_bytes, tabs, est, dec, est_cpu, host, reserved, ticket, t_start, stage)
         finally:
             with self._lock:
                 self._running -= busy
 
     def _run_placed(self, plan_bytes: bytes, tabs: dict, est, dec: Decision, est_cpu: float, host: str | None,
-                    reserved: bool, ticket: int | None, t_start: float) -> dict:
+                    reserved: bool, ticket: int | None, t_start: float, stage: str | None = None) -> dict:
         out = {"device": self.ctx.name, "decision": dec.to_dict(), "estimate_cpu_s": est_cpu,
                "est_rows": est.rows, "reserved": reserved, "actual": {}}
         act = out["actual"]
