@@ -5,7 +5,10 @@ held-out prediction error of every cost model, case studies CQ1/CQ2 on 6,177,731
 a mixed workload on the emulated colony (auto vs static policies vs oracle), and a
 push-back storm (4 devices x 16 concurrent queries, with/without storm control).
 
-Run: flock /tmp/colony-bench.lock python -m colony.bench.query [--quick]
+Runs on the embedded Ray colony (1 host + 4 emulated SmartNICs, links paced by the runtime)
+by default; ``--local`` runs the same sections on the in-process emulated colony.
+
+Run: flock /tmp/colony-heavy.lock python -m colony.bench.query [--quick] [--local]
 Writes bench/results/query.json.
 """
 
@@ -156,9 +159,9 @@ def prediction(threads_dev: int, n_cal: int, n_test: int, max_rows: int, seed: i
     return res
 
 
-def case_studies(colony, client_for, rows: int, seed: int) -> dict:
-    load_particles(colony, "nic1", rows, objects=1, seed=seed, pool="cq_particles")
-    client = QueryClient(colony, "host", {"particles": TableSpec("particles", "cq_particles", "*")})
+def case_studies(colony, client_for, rows: int, seed: int, host: str = "host") -> dict:
+    keys = _put_particles(colony, "nic1", rows, 1, seed, "cq_particles")
+    client = QueryClient(colony, host, {"particles": TableSpec("particles", "cq_particles", "*")})
     out = {}
     for name, sql in (("CQ1", "select * from particles where x >= 0.7 and y < 0.3 and z <= 0.1"),
                       ("CQ2", "select * from particles where x >= 0.5 and y < 0.55 and z <= 0.67")):
@@ -176,9 +179,37 @@ def case_studies(colony, client_for, rows: int, seed: int) -> dict:
             rec.setdefault("total_ape", {})[pl] = float(ape(rec["predicted"][pl]["total"], best.actual["total"]))
         rec["oracle"] = min(rec["actual"], key=lambda k: rec["actual"][k]["total"])
         out[name] = rec
-    for k in colony.store("nic1").list("cq_particles"):
-        colony.store("nic1").drop("cq_particles", k)
+    for k in keys:
+        (colony.store("nic1").drop if hasattr(colony, "store") else colony.drop)("cq_particles", k)
     return out
+
+
+def _put_particles(colony, device: str, rows: int, objects: int, seed: int, pool: str) -> list[str]:
+    """``rows`` uniform particles as ``objects`` objects in ``pool`` on ``device``: through the
+    runtime's put on a Ray colony (each pool here has that one device as its member), into the
+    device's store in-process."""
+    if hasattr(colony, "store"):
+        load_particles(colony, device, rows, objects=objects, seed=seed, pool=pool)
+        return colony.store(device).list(pool)
+    t = uniform(rows, seed=seed)
+    bounds = np.linspace(0, rows, objects + 1).astype(int)
+    keys = [f"part-{i:05d}" for i in range(objects)]
+    for i, k in enumerate(keys):
+        colony.put(pool, k, t.slice(bounds[i], bounds[i + 1] - bounds[i]))
+    return keys
+
+
+def ray_colony(links_gbps: list[float]):
+    """The embedded default (Ray) with the query service on every device, pools
+    ``particles_nic<i>`` on SmartNIC i, ``cq_particles`` on nic1, and the links paced."""
+    import colony as colony_pkg
+    from colony.config.builders import embedded
+    nics = [f"nic{i}" for i in range(len(links_gbps))]
+    pools = {f"particles_{n}": [n] for n in nics}
+    pools["cq_particles"] = ["nic1"]
+    cfg = embedded(links_gbps=dict(zip(nics, links_gbps)), pools=pools, services={"query": {"devices": "all"}})
+    c = colony_pkg.connect(cfg, temp_dir="/tmp/ray-colony-bench-query")
+    return c, next(d.name for d in c.devices() if d.role == "host")
 
 
 def mixed(colony, client_for, n_queries: int, seed: int, extra: list[str]) -> dict:
@@ -199,13 +230,13 @@ def mixed(colony, client_for, n_queries: int, seed: int, extra: list[str]) -> di
     return {"summary": summarize(recs), "records": recs}
 
 
-def storm(colony, client_for, per_device: int, seed: int, admission_limit: int) -> dict:
+def storm(colony, client_for, per_device: int, seed: int, admission_limit: int, host: str = "host") -> dict:
     sql = STORM_SQL
     out = {}
     # none: the naive engine (no load report, no control); load: the load report's wait term
     # only; admission / probabilistic: the two storm controls (with the load report)
     for mode in ("none", "load", "admission", "probabilistic"):
-        colony.call("host", "query", "set_admission_limit", admission_limit)
+        colony.call(host, "query", "set_admission_limit", admission_limit)
         pol = None if mode in ("none", "load") else {"mode": mode, "limit": admission_limit, "beta": 0.5}
         clients = {f"nic{d}": client_for(f"nic{d}", storm=pol, send_load=(mode != "none")) for d in range(4)}
         out[mode] = burst(clients, "auto", per_device, seed, sql=sql)
@@ -234,6 +265,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small sizes (smoke run)")
     ap.add_argument("--out", default="bench/results/query.json")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--local", action="store_true", help="in-process emulated colony instead of the Ray colony")
     a = ap.parse_args()
     q = a.quick
     cfg = {"card_rows": 200_000 if q else 1_000_000, "card_random": 30 if q else 100,
@@ -267,20 +299,33 @@ def main() -> None:
     card = section("cardinality", lambda: cardinality(cfg["card_rows"], cfg["card_random"], a.seed))
     con.print({k: v for k, v in card.items() if k not in ("q1_q8", "random")})
 
-    colony = emulated_colony(4, cfg["host_threads"], cfg["nic_threads"], cfg["links_gbps"])
+    if a.local:
+        colony, host = emulated_colony(4, cfg["host_threads"], cfg["nic_threads"], cfg["links_gbps"]), "host"
+    else:
+        colony, host = ray_colony(cfg["links_gbps"])
+    try:
+        _sections(colony, host, cfg, a, section, result, card, t_all)
+        save()
+    finally:
+        if not a.local:
+            colony.shutdown()
+
+
+def _sections(colony, host, cfg, a, section, result, card, t_all) -> None:
+    q = a.quick
     for i, n in enumerate(cfg["device_rows"]):
-        load_particles(colony, f"nic{i}", n, objects=4, seed=a.seed + i, pool=f"particles_nic{i}")
+        _put_particles(colony, f"nic{i}", n, 4, a.seed + i, f"particles_nic{i}")
     section("calibration", lambda: {d: m["report"] for d, m in calibrate_colony(
-        colony, "host", n_runs=cfg["cal_runs"], max_rows=cfg["cal_max_rows"], seed=a.seed).items()})
+        colony, host, n_runs=cfg["cal_runs"], max_rows=cfg["cal_max_rows"], seed=a.seed).items()})
 
     def client_for(dev, storm=None, send_load=True):
-        return QueryClient(colony, "host", {"particles": TableSpec("particles", f"particles_{dev}", "*")}, storm,
+        return QueryClient(colony, host, {"particles": TableSpec("particles", f"particles_{dev}", "*")}, storm,
                            send_load)
 
     pred = section("prediction", lambda: prediction(cfg["nic_threads"], cfg["cal_runs"], cfg["test_runs"],
                                                     cfg["cal_max_rows"], a.seed + 1, colony))
     con.print(pred)
-    cs = section("case_studies", lambda: case_studies(colony, client_for, cfg["cq_rows"], a.seed))
+    cs = section("case_studies", lambda: case_studies(colony, client_for, cfg["cq_rows"], a.seed, host))
     for k, v in cs.items():
         if isinstance(v, dict) and "actual" in v:
             con.print(k, v["decision"], v["oracle"], {p: round(v["actual"][p]["total"], 4) for p in v["actual"]},
@@ -288,17 +333,17 @@ def main() -> None:
     extra = read_queries(str(CORPUS))
     mx = section("mixed", lambda: mixed(colony, client_for, cfg["mixed"], a.seed, extra))
     con.print(mx.get("summary", mx))
-    st = section("storm", lambda: storm(colony, client_for, cfg["storm_per_device"], a.seed, cfg["admission_limit"]))
+    st = section("storm", lambda: storm(colony, client_for, cfg["storm_per_device"], a.seed, cfg["admission_limit"],
+                                        host))
     con.print(st)
     try:
-        summary(result, card, pred, mx, st, q, t_all)
+        summary(result, card, pred, mx, st, q, t_all, a.local)
     except Exception as e:  # noqa: BLE001
         result["summary"] = {"error": f"a section failed, see its entry: {type(e).__name__}: {e}"}
-    save()
     con.print(result["summary"])
 
 
-def summary(result, card, pred, mx, st, q, t_all):
+def summary(result, card, pred, mx, st, q, t_all, local=False):
     kept = pred["smartnic"]["kept_by_calibration_split"]        # what the device's own CV kept
     s = mx["summary"]
     result["summary"] = {
@@ -325,7 +370,8 @@ def summary(result, card, pred, mx, st, q, t_all):
                     "auto_over_best_static<=0.85": s["auto_over_best_static"] <= 0.85,
                     "decision_accuracy>=0.90": s["decision_accuracy"] >= 0.90},
         "wall_s": time.time() - t_all, "quick": q,
-        "colony": "emulated in-process: LocalColony host (2 threads) + 4 SmartNICs (1 thread), links paced",
+        "colony": ("emulated in-process: LocalColony host (2 threads) + 4 SmartNICs (1 thread), links paced"
+                   if local else "embedded Ray colony (1 host + 4 emulated SmartNICs), links paced by the runtime"),
     }
 
 

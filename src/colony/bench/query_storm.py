@@ -3,10 +3,12 @@ the four emulated SmartNICs on core 1 (``os.sched_setaffinity`` through the devi
 ``cores``), so device work does not steal the host's core.
 
 - storm: every policy on the same burst (naive, load-aware, admission, probabilistic,
-  utilization, always-down, always-back), p50/p99;
+  utilization, always-down, always-back), p50/p99, ``--rounds`` rounds with the policies'
+  order rotated each round (background load drifts over all alike); per-query decision log
+  (predicted host wait and device queue beside the measured time) for the engine's policies;
 - mixed: queries of the benchmark families on random SmartNICs under every placement and
-  auto (median of 3), first idle, then while a sifting run (k=4 on all four SmartNICs,
-  repeated waves) loads them.
+  auto (median of 3), first idle, then while a sifting run (``--sift-particles`` particles,
+  k=4 on all four SmartNICs, run again until the workload is done) loads them.
 
 Run: flock /tmp/colony-heavy.lock python -m colony.bench.query_storm [--json OUT]
 """
@@ -27,7 +29,7 @@ SQL = ("select *, power(vx, 2) + power(vy, 2) + power(vz, 2) as e, sqrt(abs(vx *
 LINKS_GBPS = {"nic0": 16.0, "nic1": 8.0, "nic2": 4.0, "nic3": 32.0}
 
 
-def _config(models_dir: str, admission_limit: int):
+def _config(models_dir: str, admission_limit: int, isolate: bool = False):
     from colony.config.builders import default_dict
     from colony.config.schema import ColonyConfig
     d = default_dict()
@@ -38,7 +40,7 @@ def _config(models_dir: str, admission_limit: int):
             dev["link_gbps"] = LINKS_GBPS[name]
     for i in range(4):
         d["pools"][f"particles_nic{i}"] = {"members": [f"nic{i}"], "policy": "tft"}
-    d["services"] = {"query": {"devices": "all", "options": {"models_dir": models_dir,
+    d["services"] = {"query": {"devices": "all", "options": {"models_dir": models_dir, "isolate": isolate,
                                                              "admission_limit": admission_limit}}}
     return ColonyConfig.from_dict(d, source="<storm: pinned cores>")
 
@@ -48,40 +50,68 @@ def burst(clients: dict, placement: str, per_device: int, seed: int, sql: str = 
     percentiles, makespan and how many were pushed back."""
     rng = np.random.Generator(np.random.SFC64(seed))
     jobs = [(d, float(rng.uniform(0, 0.3))) for d in clients for _ in range(per_device)]
-    lat, placements = [], []
+    lat, placements, log = [], [], []
     lock = threading.Lock()
+    t_burst = time.perf_counter()
 
     def one(job):
         dev, delay = job
         time.sleep(delay)
         t0 = time.perf_counter()
         r = clients[dev].query(sql, placement)
+        took = time.perf_counter() - t0
+        pred = (r.decision.get("predicted") or {}).get(r.placement) or {}
+        load = r.decision.get("load") or {}
         with lock:
-            lat.append(time.perf_counter() - t0)
+            lat.append(took)
             placements.append(r.placement)
+            log.append({"device": dev, "start_s": t0 - t_burst, "placement": r.placement,
+                        "reason": r.decision.get("reason"), "actual_s": took,
+                        "predicted_s": pred.get("total"), "predicted_wait_s": pred.get("wait"),
+                        "predicted_queue_s": pred.get("queue"), "predicted_contention_s": pred.get("contention"),
+                        "host_backlog_s": (load.get("host") or {}).get("backlog_s"),
+                        "device_backlog_s": (load.get("device") or {}).get("backlog_s"),
+                        "device_slowdown": (load.get("device") or {}).get("slowdown"),
+                        "host_slowdown": (load.get("host") or {}).get("slowdown"),
+                        "exec_host_s": r.actual.get("exec_host"), "exec_s": r.actual.get("exec")})
     t0 = time.perf_counter()
     with ThreadPoolExecutor(len(jobs)) as ex:
         list(ex.map(one, jobs))
     return {"queries": len(jobs), "p50_s": float(np.median(lat)), "p99_s": float(np.percentile(lat, 99)),
             "mean_s": float(np.mean(lat)), "makespan_s": time.perf_counter() - t0,
-            "pushed_back": sum(p != "down" for p in placements)}
+            "pushed_back": sum(p != "down" for p in placements), "log": sorted(log, key=lambda x: x["start_s"])}
 
 
-def _sift_load(c, members: list[str], wave_rows: int, stop: threading.Event, done: list) -> None:
-    """Sift waves of particles (k=4, every SmartNIC a PE) until ``stop``: the co-located load."""
+def spread(values: list[float]) -> dict:
+    v = sorted(values)
+    return {"min": v[0], "median": float(np.median(v)), "max": v[-1], "runs": values}
+
+
+def _sift_load(c, members: list[str], particles: int, chunk: int, stop: threading.Event, done: list,
+               tag: str = "") -> None:
+    """Sifting runs of ``particles`` particles (k=4, every SmartNIC a PE), injected in chunks of
+    ``chunk`` rows spread over the PEs and sifted as they arrive, one run after another until
+    ``stop``: the co-located load. ``done`` gets (particles, seconds) per finished run."""
     from colony.data import uniform
     from colony.drivers.sift import Sifter
-    c.place("sift", members)
-    s = Sifter(c, members, k=4, durable=False, run="query-load")
-    seq = 0
+    n_run = 0
     while not stop.is_set():
-        wave = uniform(wave_rows, seed=seq)
-        step = -(-wave_rows // len(members))
-        for i, m in enumerate(members):
-            s.inject(wave.slice(i * step, step), m, source=f"rank{i}", seq=seq)
-        s.run()
-        done.append(wave_rows)
-        seq += 1
+        t0 = time.time()
+        s = Sifter(c, members, k=4, durable=False, run=f"query-load{tag}-{n_run}")
+        seq = 0
+        for lo in range(0, particles, chunk):
+            if stop.is_set():
+                break
+            n = min(chunk, particles - lo)
+            wave = uniform(n, seed=1000 * n_run + seq, start_id=lo)     # 10 M distinct particles per run
+            step = -(-n // len(members))
+            for i, m in enumerate(members):
+                s.inject(wave.slice(i * step, step), m, source=f"rank{i}", seq=seq)
+            s.run()
+            seq += 1
+        done.append({"particles": min(particles, seq * chunk), "seconds": time.time() - t0,
+                     "complete": seq * chunk >= particles})
+        n_run += 1
 
 
 def mixed(links, host: str, queries: list[dict], repeats: int, seed: int) -> dict:
@@ -107,15 +137,24 @@ def main() -> None:
     ap.add_argument("--per-device", type=int, default=8)
     ap.add_argument("--admission-limit", type=int, default=2)
     ap.add_argument("--mixed-per-family", type=int, default=2, help="mixed workload: queries per family")
-    ap.add_argument("--sift-wave", type=int, default=1_000_000, help="particles per sifting wave (load)")
+    ap.add_argument("--rounds", type=int, default=3, help="storm: bursts per policy (order rotated)")
+    ap.add_argument("--isolate", action="store_true",
+                    help="run each query in a worker process (the service default); without it queries run in "
+                         "the device's own threads: a burst of 32 would otherwise start ~28 worker processes on "
+                         "the devices' one core, and the pool's kill of surplus workers hung a burst here")
+    ap.add_argument("--mixed-rounds", type=int, default=3, help="mixed workload: idle + sifting pairs")
+    ap.add_argument("--sections", default="storm,mixed", help="comma list of storm, mixed")
+    ap.add_argument("--sift-particles", type=int, default=10_000_000, help="particles per sifting run (load)")
+    ap.add_argument("--sift-chunk", type=int, default=1_000_000, help="particles injected and sifted at a time")
     a = ap.parse_args()
+    sections = set(a.sections.split(","))
     import colony as colony_pkg
     from colony.data import uniform
     from colony.drivers.emulated import DEFAULT_MODELS_DIR
     from colony.drivers.query import QueryClient, ensure_calibrated
     from colony.machine import describe
     from colony.query.plan import TableSpec
-    cfg = _config(DEFAULT_MODELS_DIR + "-pinned", a.admission_limit)
+    cfg = _config(DEFAULT_MODELS_DIR + "-pinned" + ("" if a.isolate else "-inthread"), a.admission_limit, a.isolate)
     c = colony_pkg.connect(cfg, temp_dir="/tmp/ray-colony-storm")
     out: dict = {"machine": describe(), "config": vars(a), "sql": SQL,
                  "cores": {d.name: list(d.cores or []) for d in cfg.devices.values()}}
@@ -139,17 +178,13 @@ def main() -> None:
                     "probabilistic": (clients({"mode": "probabilistic", "beta": 0.5}), "auto"),
                     "utilization": (clients({"policy": "utilization"}), "auto"),
                     "always_down": (clients(), "down"), "always_back": (clients(), "back")}
-        out["policies"] = {}
-        for name, (cl, pl) in policies.items():
-            links.call(host, "query", "set_admission_limit", a.admission_limit)
-            out["policies"][name] = burst(cl, pl, a.per_device, seed=7)
-            print(name, out["policies"][name], flush=True)
+        out["summary"] = {}
+        if "storm" in sections:
+            out["storm"] = storm_rounds(links, host, policies, a, out)
+            out["summary"].update(out["storm"]["summary"])
             save(a.json, out)
-        static = min(out["policies"]["always_down"]["p99_s"], out["policies"]["always_back"]["p99_s"])
-        out["summary"] = {"best_static_p99_s": static,
-                          "load_aware_p99_s": out["policies"]["load_aware"]["p99_s"],
-                          "load_aware_le_best_static": out["policies"]["load_aware"]["p99_s"] <= static}
-        save(a.json, out)
+        if "mixed" not in sections:
+            return
         from importlib import resources
 
         from colony.bench.query_families import read_families
@@ -159,29 +194,71 @@ def main() -> None:
             if seen.get(q["family"], 0) < a.mixed_per_family:
                 seen[q["family"]] = seen.get(q["family"], 0) + 1
                 picked.append(q)
-        out["mixed_idle"] = mixed(links, host, picked, 3, seed=11)
-        print("mixed idle", {k: out["mixed_idle"]["summary"].get(k) for k in ("auto_over_oracle",
-              "auto_over_best_static", "decision_accuracy")}, flush=True)
-        save(a.json, out)
-        stop, done = threading.Event(), []
         members = [f"nic{i}" for i in range(4)]
-        th = threading.Thread(target=_sift_load, args=(c, members, a.sift_wave, stop, done), daemon=True)
-        th.start()
-        time.sleep(5.0)                       # let the first wave reach the devices
-        try:
-            out["mixed_sifting"] = mixed(links, host, picked, 3, seed=11)
-        finally:
-            stop.set()
-        out["mixed_sifting"]["sift_load"] = {"wave_rows": a.sift_wave, "k": 4, "waves_done": len(done),
-                                             "members": members}
-        ms = out["mixed_sifting"]["summary"]
-        out["summary"]["mixed_sifting_auto_over_always_down"] = ms["total_s"]["auto"] / ms["total_s"]["always_down"]
-        print("mixed sifting", {k: ms.get(k) for k in ("auto_over_oracle", "auto_over_best_static",
-                                                         "decision_accuracy")}, flush=True)
-        th.join(timeout=60)
+        c.place("sift", members)
+        out["mixed_rounds"] = []
+        for r in range(a.mixed_rounds):
+            rd: dict = {"idle": mixed(links, host, picked, 3, seed=11 + r)}
+            print(r, "mixed idle", _brief(rd["idle"]["summary"]), flush=True)
+            stop, done = threading.Event(), []
+            th = threading.Thread(target=_sift_load, args=(c, members, a.sift_particles, a.sift_chunk, stop, done,
+                                                                 f"-r{r}"), daemon=True)
+            th.start()
+            time.sleep(5.0)                       # let the first chunk reach the devices
+            try:
+                rd["sifting"] = mixed(links, host, picked, 3, seed=11 + r)
+            finally:
+                stop.set()
+                th.join(timeout=180)              # the chunk in flight finishes before the next idle round
+            rd["sifting"]["sift_load"] = {"particles_per_run": a.sift_particles, "chunk": a.sift_chunk,
+                                          "k": 4, "runs": list(done), "members": members}
+            print(r, "mixed sifting", _brief(rd["sifting"]["summary"]), flush=True)
+            out["mixed_rounds"].append(rd)
+            save(a.json, out)
+        out["summary"]["mixed"] = {
+            phase: {pol: spread([rd[phase]["summary"]["total_s"][pol] / rd[phase]["summary"]["total_s"]["always_down"]
+                                 for rd in out["mixed_rounds"]])
+                    for pol in ("auto", "always_back", "split_only", "oracle")}
+            for phase in ("idle", "sifting")}
+        out["summary"]["mixed"]["note"] = "total seconds over the workload, relative to always-down (same round)"
     finally:
+        out["load_avg_end"] = os.getloadavg()
         save(a.json, out)
         c.shutdown()
+
+
+def _brief(summary: dict) -> dict:
+    t = summary["total_s"]
+    return {"auto/down": round(t["auto"] / t["always_down"], 3), "back/down": round(t["always_back"] / t["always_down"], 3),
+            "oracle/down": round(t["oracle"] / t["always_down"], 3), "accuracy": summary.get("decision_accuracy")}
+
+
+def storm_rounds(links, host: str, policies: dict, a, out: dict) -> dict:
+    """Every policy once per round, the order rotated each round; p50/p99 spread per policy."""
+    names = list(policies)
+    rounds = []
+    for r in range(a.rounds):
+        order = names[r % len(names):] + names[:r % len(names)]
+        res = {}
+        for name in order:
+            cl, pl = policies[name]
+            links.call(host, "query", "set_admission_limit", a.admission_limit)
+            res[name] = burst(cl, pl, a.per_device, seed=7 + r)
+            if name not in ("naive", "load_aware"):
+                res[name].pop("log")                # the engine's own choices are what the log is for
+            print(r, name, {k: v for k, v in res[name].items() if k != "log"}, flush=True)
+        rounds.append({"order": order, "policies": res})
+    per = {n: {"p50_s": spread([rd["policies"][n]["p50_s"] for rd in rounds]),
+               "p99_s": spread([rd["policies"][n]["p99_s"] for rd in rounds]),
+               "pushed_back": [rd["policies"][n]["pushed_back"] for rd in rounds]} for n in names}
+    static = min(("always_down", "always_back"), key=lambda n: per[n]["p99_s"]["median"])
+    la = per["load_aware"]["p99_s"]
+    wins = sum(rd["policies"]["load_aware"]["p99_s"] <= min(rd["policies"]["always_down"]["p99_s"],
+                                                           rd["policies"]["always_back"]["p99_s"]) for rd in rounds)
+    summary = {"best_static": static, "best_static_p99_s": per[static]["p99_s"]["median"],
+               "load_aware_p99_s": la["median"], "load_aware_le_best_static": la["median"] <= per[static]["p99_s"]["median"],
+               "rounds_load_aware_le_best_static_of_round": f"{wins}/{len(rounds)}"}
+    return {"rounds": rounds, "per_policy": per, "summary": summary}
 
 
 def save(path: str, out: dict) -> None:

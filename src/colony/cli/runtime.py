@@ -103,12 +103,14 @@ def query_models(colony, rows: list[dict]) -> list[dict]:
 def query_models_table(models: list[dict]):
     from rich.table import Table
     t = Table(title="query cost models")
-    for col in ("device", "calibrated", "learner", "online corrections (family: factor, n)", "drift", "queue"):
+    for col in ("device", "calibrated", "learner", "online corrections (family: factor, n)", "drift", "queue",
+                "admitted work s (here / as host)", "core stretch"):
         t.add_column(col)
     for h in models:
         corr = ", ".join(f"{f}: {v['factor']:.2f} ({v['n']})" for f, v in (h.get("corrections") or {}).items())
         t.add_row(h["device"], "yes" if h["calibrated"] else "no", str(h.get("learner") or "-"), corr or "-",
-                  ", ".join(h.get("drift") or []) or "-", f"{h.get('queue', 0)}/{h.get('max_queue', '-')}")
+                  ", ".join(h.get("drift") or []) or "-", f"{h.get('queue', 0)}/{h.get('max_queue', '-')}",
+                  f"{h.get('backlog_s', 0.0):.2f} / {h.get('host_backlog_s', 0.0):.2f}", f"{h.get('slowdown', 1.0):.2f}x")
     return t
 
 

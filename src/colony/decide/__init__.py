@@ -7,8 +7,13 @@ Time model (thesis fig 5.11), every term predicted by a calibrated model:
 - split = setup_dev(objects, rows) + exec_dev(lower ops) + ser_dev(lower result) + link(lower result)
           + deser_host + wait_host + exec_host(upper ops, free threads)
 
-``wait_host`` comes from the load report that travels with each request (queue depth times
-the host's recent service time over its threads). Plans the estimator cannot model (joins)
+``wait_host`` comes from the host's load report: the predicted host-seconds of the work it
+has admitted and not finished (its backlog: every push-back reserves its predicted host
+time when it is decided, so a burst of devices sees each other's choices), over its threads,
+stretched by the contention measured on its cores. The device's own backlog and measured
+contention enter the device's part of every placement (a sifting run on the same SmartNIC
+makes its cores busy, so the device prices its own work higher, the sending of a push-back's
+raw objects included). Plans the estimator cannot model (joins)
 go back to the host, whose engine runs anything, with the reason attached.
 
 Push-back-storm control (many devices pushing back to one host):
@@ -39,9 +44,15 @@ class HostLoad:
     free_threads: int = 1
     threads: int = 1
     service_s: float = 0.0        # recent mean time per pushed-back query (EWMA)
+    backlog_s: float | None = None   # predicted host-seconds admitted and not yet done
+    slowdown: float = 1.0         # measured contention on the host's cores (>= 1)
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def wait_s(self) -> float:
+        work = self.backlog_s if self.backlog_s is not None else self.queue_depth * self.service_s
+        return work * self.slowdown / max(self.threads, 1)
 
 
 @dataclass
@@ -53,6 +64,12 @@ class DeviceLoad:
     service_s: float = 0.0
     threads: int = 1
     limit: int = 64
+    backlog_s: float | None = None   # predicted device-seconds of queries admitted here, not done
+    slowdown: float = 1.0         # measured contention on the device's cores (co-located services)
+
+    def wait_s(self) -> float:
+        work = self.backlog_s if self.backlog_s is not None else self.queue_depth * self.service_s
+        return work * self.slowdown / max(self.threads, 1)
 
 
 POLICIES = ("latency", "utilization")
@@ -72,6 +89,7 @@ class Decision:
     predicted: dict               # placement -> {part: seconds, "total": seconds}
     estimate: dict = field(default_factory=dict)
     probability: float | None = None
+    load: dict = field(default_factory=dict)      # the host and device load the prediction used
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -82,7 +100,7 @@ def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad
     """Predicted seconds of every term of every placement."""
     objs = max(est.objects, 1)
     threads = max(1, min(load.free_threads, host.threads)) if load.free_threads else 1
-    wait = load.queue_depth * load.service_s / max(load.threads, 1)
+    wait = load.wait_s()
     out: dict = {}
     rb = dev.predict_bytes(est.rows, est.out_width)
     setup_dev = dev.predict_setup(est.input_rows, objs)
@@ -99,17 +117,47 @@ def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad
                         "ser": dev.predict_ser(sb), "transfer": dev.predict_transfer(sb),
                         "deser_host": host.deser_s, "wait": wait,
                         "exec_host": host.predict_exec(est.upper_ops, threads), "bytes": sb}
-    if dev_load is not None and dev_load.queue_depth:
-        # work already queued on the device delays what runs there (down, split's lower part)
-        q = dev_load.queue_depth * dev_load.service_s / max(dev_load.threads, 1)
+    if load.slowdown > 1.0:      # other work on the host's cores stretches the host's part
+        for v in out.values():
+            if "exec_host" in v:
+                v["contention_host"] = (v["exec_host"] + v["deser_host"]) * (load.slowdown - 1.0)
+    if dev_load is not None:
+        # work already admitted on the device delays what runs there (down, split's lower part),
+        # and whatever else keeps its cores busy stretches it
+        q = dev_load.wait_s()
         for pl in ("down", "split"):
-            if pl in out:
+            if pl in out and q:
                 out[pl]["queue"] = q
+        if dev_load.slowdown > 1.0:
+            # the device's process also reads and sends what crosses its link (results, or the
+            # raw objects of a push-back), so the stretch reaches the transfer of every placement
+            for v in out.values():
+                v["contention"] = device_work(v) * (dev_load.slowdown - 1.0)
     for pl, v in out.items():
         raw = float(sum(x for k, x in v.items() if k != "bytes"))
         v["call"] = dev.predict_total(pl, raw) - raw       # calibrated call-path overhead (may be < 0)
         v["total"] = raw + v["call"]
     return out
+
+
+def host_work(terms: dict) -> float:
+    """Predicted seconds of work one placement puts on the host (what it reserves there)."""
+    return float(terms.get("exec_host", 0.0) + terms.get("deser_host", 0.0)) if "exec_host" in terms else 0.0
+
+
+def device_work(terms: dict) -> float:
+    """Predicted seconds of work one placement puts on the device's own process: decode,
+    execute, serialize, and send over its link."""
+    return float(sum(terms.get(k, 0.0) for k in ("deser", "exec", "ser", "transfer")))
+
+
+def host_slack(pred: dict, placement: str) -> float:
+    """The host wait at which ``placement`` stops beating staying down: the most queueing a
+    push-back decided now can meet on the host and still be the right choice."""
+    p, d = pred[placement], pred.get("down")
+    if d is None:
+        return float("inf")
+    return max(0.0, d["total"] - p["total"] + p.get("wait", 0.0))
 
 
 def decide(est: Estimate, dev: DeviceModels | None, host: DeviceModels | None, load: HostLoad | None = None,

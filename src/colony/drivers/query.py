@@ -422,7 +422,7 @@ def calibrate_call_path(colony, host: str, devices: list[str], sizes=(40_000, 30
     calls and links, the device's queue, the host's engine) under every placement, and fit
     measured = a + b * predicted per placement; the device adds it to its predictions."""
     from colony.cost.calibrate import fill
-    from colony.cost.models import LinearModel, ape
+    from colony.cost.models import ape
     from colony.data import uniform
     rng = np.random.Generator(np.random.SFC64(seed + 17))
     out = {}

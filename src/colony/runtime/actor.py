@@ -205,7 +205,7 @@ class DeviceActor:
         ctx = DeviceContext(name=device, role=spec.role, threads=spec.threads, store=store,
                             peers=RayPeers(config, device), calibration=calibration.record(device, fp),
                             workdir=spec.spill_dir, fingerprint=fp, record_dir=str(calibration.calibration_dir()),
-                            link_gbps=self.links.gbps_to)
+                            link_gbps=self.links.gbps_to, own_process=True)
         self.host = DeviceHost(ctx, {"objects": {}, **config.device_services(device)})
         self._replace_services()
         self.started = time.time()

@@ -37,6 +37,7 @@ class DeviceContext:
     # a service with links of its own (nearstore) charges only what the runtime does not
     link_gbps: Callable[[str], float | None] = _unpaced
     record_dir: str | None = None     # where the runtime keeps this device's calibration record
+    own_process: bool = False         # the device runs in a process of its own (its cores' load is measurable)
 
 
 class Service:

@@ -29,7 +29,7 @@ import pyarrow as pa
 from colony import codec
 from colony.cost import suite
 from colony.cost.models import DeviceModels
-from colony.decide import Decision, DeviceLoad, HostLoad, StormPolicy, decide
+from colony.decide import Decision, DeviceLoad, HostLoad, StormPolicy, decide, device_work, host_slack, host_work
 from colony.errors import DeviceBusy, InvalidArgument, StaleCalibration
 from colony.query import plan as qplan
 from colony.query.estimate import estimate, plan_json
@@ -38,6 +38,7 @@ from colony.errors import QueryCancelled, QueryError, UnknownTable
 from colony.query.stats import STATS_POOL, StatsIndex
 from colony.query.worker import WorkerPool
 from colony.services.base import Service, endpoint, service
+from colony.services.cpu import CoreLoad
 from colony.store.routing import stable_hash
 
 
@@ -72,7 +73,6 @@ class QueryService(Service):
         self.max_queue = int(options.get("max_queue", 64))          # queries admitted on this device at once
         self.policy = str(options.get("policy", "latency"))
         self._dev_inflight = 0
-        self._dev_service_s = 0.0
         self.isolate = bool(options.get("isolate", True))
         # at most max_workers queries execute here at once (default: the device's threads, at least 2);
         # more wait for a warm worker instead of each starting a process
@@ -93,6 +93,13 @@ class QueryService(Service):
         self._service_s = 0.0
         self._rng = np.random.Generator(np.random.SFC64(stable_hash(ctx.name)))  # same on every run
         self._cancel_ids: dict[str, None] = {}       # cancelled query ids (last 4096), refused from then on
+        # predicted seconds of admitted, unfinished work: ticket -> [predicted s, started at or None]
+        self._dev_jobs: dict[int, list] = {}
+        self._host_jobs: dict[int, list] = {}
+        self._tickets = 0
+        self._running = 0                      # own queries executing now (device or host side)
+        # in-process colonies share one process among all devices and the client: nothing to attribute
+        self.cores = CoreLoad.shared() if ctx.own_process else None
         rec = ctx.calibration or {}
         if "query" not in rec and self.models_dir:
             rec = suite.record(ctx.name, ctx.fingerprint, self.models_dir)
@@ -237,11 +244,48 @@ class QueryService(Service):
         return out
 
     # -- load and admission (host side) ----------------------------------------
-    @endpoint
-    def load(self) -> dict:
+    def _stretch(self) -> float:
+        return self.cores.slowdown(self._running) if self.cores is not None else 1.0
+
+    @staticmethod
+    def _backlog(jobs: dict, threads: int) -> float:
+        """Predicted seconds still to do: each started job has progressed at its fair share."""
+        now, n = time.perf_counter(), max(1, len(jobs))
+        rate = min(1.0, threads / n)
+        return float(sum(p if t0 is None else max(0.0, p - (now - t0) * rate) for p, t0 in jobs.values()))
+
+    def _host_load(self) -> HostLoad:
+        slow = self._stretch()
         with self._lock:
             return HostLoad(queue_depth=self._inflight, free_threads=max(0, self.ctx.threads - self._busy_threads),
-                            threads=self.ctx.threads, service_s=self._service_s).to_dict()
+                            threads=self.ctx.threads, service_s=self._service_s,
+                            backlog_s=self._backlog(self._host_jobs, self.ctx.threads), slowdown=slow)
+
+    @endpoint
+    def load(self) -> dict:
+        """What the host says about itself: admitted work (predicted seconds), measured contention."""
+        return self._host_load().to_dict()
+
+    @endpoint
+    def admit(self, seconds: float, max_wait_s: float) -> dict:
+        """Reserve ``seconds`` of predicted host work for a push-back decided now, if the wait it
+        would meet here (backlog over threads, stretched by measured contention) is at most
+        ``max_wait_s``. Atomic: concurrent devices see each other's reservations. Returns
+        {"ticket": id or None, "load": the host's load now} (None: refused)."""
+        load = self._host_load()
+        with self._lock:
+            load.backlog_s = self._backlog(self._host_jobs, self.ctx.threads)
+            if load.wait_s() > max_wait_s:
+                return {"ticket": None, "load": load.to_dict()}
+            self._tickets += 1
+            self._host_jobs[self._tickets] = [max(0.0, float(seconds)), None]
+            return {"ticket": self._tickets, "load": load.to_dict()}
+
+    @endpoint
+    def unadmit(self, ticket: int) -> None:
+        """Drop an admitted reservation whose work never came (the device failed first)."""
+        with self._lock:
+            self._host_jobs.pop(ticket, None)
 
     @endpoint
     def reserve(self) -> bool:
@@ -264,7 +308,7 @@ class QueryService(Service):
 
     # -- planning ----------------------------------------------------------------
     def _plan(self, plan_bytes: bytes, tables: dict, placement: str, host_load: dict | None,
-              storm: dict | None) -> tuple[dict, Any, Decision, float]:
+              storm: dict | None) -> tuple[dict, Any, Decision, float, dict]:
         if not isinstance(plan_bytes, (bytes, bytearray, memoryview)):
             raise BadPlan("plan must be Substrait bytes")
         t0, w0 = time.thread_time(), time.perf_counter()   # this handler thread only: the estimator's own CPU
@@ -273,17 +317,25 @@ class QueryService(Service):
         pj, est = self._estimate(bytes(plan_bytes), st)
         load = HostLoad(**host_load) if host_load else HostLoad()
         pol = StormPolicy(**{k: v for k, v in storm.items() if k in ("mode", "limit", "beta")}) if storm else None
-        with self._lock:                       # one generator, many request threads
-            rng = np.random.Generator(np.random.SFC64(int(self._rng.integers(1 << 62))))
-            dev_load = DeviceLoad(queue_depth=max(0, self._dev_inflight - 1), service_s=self._dev_service_s,
-                                  threads=self.ctx.threads, limit=self.max_queue)
         policy = (storm or {}).get("policy") or self.policy
-        dec = decide(est, self.models, self.host_models, load, placement, pol, rng, dev_load, policy)
-        wall = time.perf_counter() - w0
-        for terms in (dec.predicted or {}).values():     # already spent on every placement: a known term
-            terms["estimate"] = wall
-            terms["total"] += wall
-        return pj, est, dec, time.thread_time() - t0
+
+        def redo(host_load: HostLoad) -> Decision:
+            slow = self._stretch()
+            with self._lock:                       # one generator, many request threads
+                rng = np.random.Generator(np.random.SFC64(int(self._rng.integers(1 << 62))))
+                dev_load = DeviceLoad(queue_depth=max(0, self._dev_inflight - 1),
+                                      threads=self.ctx.threads, limit=self.max_queue,
+                                      backlog_s=self._backlog(self._dev_jobs, self.ctx.threads), slowdown=slow)
+            d = decide(est, self.models, self.host_models, host_load, placement, pol, rng, dev_load, policy)
+            wall = time.perf_counter() - w0
+            for terms in (d.predicted or {}).values():     # already spent on every placement: a known term
+                terms["estimate"] = wall
+                terms["total"] += wall
+            d.load = {"host": host_load.to_dict(), "device": {"backlog_s": dev_load.backlog_s,
+                                                              "slowdown": dev_load.slowdown}}
+            return d
+        dec = redo(load)
+        return pj, est, dec, time.thread_time() - t0, {"redo": redo, "load_aware": bool(host_load)}
 
     def _estimate(self, plan_bytes: bytes, st: dict) -> tuple[dict, Any]:
         """Decoded plan and estimate, cached per plan while the statistics it read are the
@@ -305,7 +357,7 @@ class QueryService(Service):
     def explain(self, plan_bytes: bytes, tables: dict, placement: str = "auto", host_load: dict | None = None,
                 storm: dict | None = None) -> dict:
         """The decision with every predicted term, without running anything."""
-        _, est, dec, est_cpu = self._plan(plan_bytes, tables, placement, host_load, storm)
+        _, est, dec, est_cpu, _ = self._plan(plan_bytes, tables, placement, host_load, storm)
         return {"device": self.ctx.name, "decision": dec.to_dict(), "estimate_cpu_s": est_cpu,
                 "estimate": est.to_dict()}
 
@@ -346,25 +398,76 @@ class QueryService(Service):
         finally:
             with self._lock:
                 self._dev_inflight -= 1
-        took = out["actual"].get("device_total", 0.0)
-        with self._lock:
-            self._dev_service_s = 0.8 * self._dev_service_s + 0.2 * took if self._dev_service_s else took
         return out
 
     def _execute(self, plan_bytes: bytes, tables: dict, placement: str, host_load: dict | None,
                  storm: dict | None, host: str | None, stage: str | None = None,
                  query_id: str | None = None) -> dict:
         t_start = time.perf_counter()
-        pj, est, dec, est_cpu = self._plan(plan_bytes, tables, placement, host_load, storm)
+        pj, est, dec, est_cpu, again = self._plan(plan_bytes, tables, placement, host_load, storm)
         tabs = _tables_arg(tables)
         mode = (storm or {}).get("mode", "none")
         reserved = False
+        ticket = None
         if dec.placement in ("back", "split") and mode == "admission" and placement == "auto":
             host = (storm or {}).get("host")
             reserved = bool(host and self.ctx.peers and self.ctx.peers.call(host, "query", "reserve"))
             if not reserved:
                 dec.reason = "storm control: host admission refused; kept on device"
                 dec.placement = "down"
+        elif (placement == "auto" and again["load_aware"] and mode == "none" and host and not stage
+              and self.ctx.peers is not None):      # staged objects run later, together: nothing to reserve
+            dec, ticket = self._reserve_host(dec, again["redo"], host)
+        if dec.placement in ("down", "split") and dec.predicted.get(dec.placement):
+            with self._lock:                      # admitted here: later decisions see it
+                self._tickets += 1
+                dev_ticket = self._tickets
+                self._dev_jobs[dev_ticket] = [device_work(dec.predicted[dec.placement]), time.perf_counter()]
+        else:
+            dev_ticket = None
+        try:
+            return self._run(plan_bytes, tabs, est, dec, est_cpu, host, reserved, ticket, t_start, stage, query_id)
+        except BaseException:
+            if ticket is not None:
+                self.ctx.peers.call(host, "query", "unadmit", ticket)
+            raise
+        finally:
+            with self._lock:
+                self._dev_jobs.pop(dev_ticket, None)
+
+    def _reserve_host(self, dec: Decision, redo, host: str) -> tuple[Decision, int | None]:
+        """A push-back or split decided now reserves its predicted host work at the host; if the
+        host's backlog grew past what makes it worth it (other devices got there first), decide
+        again with the host's load as it is now (at most three rounds, then stay down)."""
+        for _ in range(3):
+            if dec.placement not in ("back", "split") or not dec.predicted:
+                return dec, None
+            terms = dec.predicted[dec.placement]
+            r = self.ctx.peers.call(host, "query", "admit", host_work(terms), host_slack(dec.predicted, dec.placement))
+            if r["ticket"] is not None:
+                return dec, r["ticket"]
+            dec = redo(HostLoad(**r["load"]))
+            dec.reason += "; host backlog grew since the request: decided again with the host's load now"
+        if dec.placement in ("back", "split"):
+            dec.placement, dec.reason = "down", "host admission refused three times: kept on device"
+        return dec, None
+
+    def _run(self, plan_bytes: bytes, tabs: dict, est, dec: Decision, est_cpu: float, host: str | None,
+             reserved: bool, ticket: int | None, t_start: float, stage: str | None = None,
+             query_id: str | None = None) -> dict:
+        busy = int(dec.placement != "back")       # a push-back hardly uses this device's cores
+        with self._lock:
+            self._running += busy
+        try:
+            return self._run_placed(plan_bytes, tabs, est, dec, est_cpu, host, reserved, ticket, t_start, stage,
+                                    query_id)
+        finally:
+            with self._lock:
+                self._running -= busy
+
+    def _run_placed(self, plan_bytes: bytes, tabs: dict, est, dec: Decision, est_cpu: float, host: str | None,
+                    reserved: bool, ticket: int | None, t_start: float, stage: str | None = None,
+                    query_id: str | None = None) -> dict:
         out = {"device": self.ctx.name, "decision": dec.to_dict(), "estimate_cpu_s": est_cpu,
                "est_rows": est.rows, "reserved": reserved, "actual": {}}
         act = out["actual"]
@@ -384,7 +487,8 @@ class QueryService(Service):
                 t0 = time.perf_counter()
                 self._check_cancel(query_id)
                 out["hosted"] = self.ctx.peers.call(host, "query", "run_pushed", bytes(plan_bytes), objs, reserved,
-                                                    self._host_prediction(dec, "back", est.ops), query_id=query_id)
+                                                    predicted=self._host_prediction(dec, "back", est.ops),
+                                                    ticket=ticket, query_id=query_id)
                 act["to_host"] = time.perf_counter() - t0
                 self._adopt_host_residuals(out["hosted"])
             else:
@@ -437,8 +541,8 @@ class QueryService(Service):
                     self._check_cancel(query_id)
                     out["hosted"] = self.ctx.peers.call(host, "query", "run_pushed", upper,
                                                         qplan.split_inputs(bufs), reserved,
-                                                        self._host_prediction(dec, "split", est.upper_ops),
-                                                        query_id=query_id)
+                                                        predicted=self._host_prediction(dec, "split", est.upper_ops),
+                                                        ticket=ticket, query_id=query_id)
                     act["to_host"] = time.perf_counter() - t0
                     self._adopt_host_residuals(out["hosted"])
                 else:
@@ -491,19 +595,30 @@ class QueryService(Service):
 
     @endpoint
     def run_pushed(self, plan_bytes: bytes, inputs: dict, reserved: bool = False,
-                   predicted: dict | None = None, query_id: str | None = None) -> dict:
+                   predicted: dict | None = None, query_id: str | None = None, ticket: int | None = None) -> dict:
         """Host side: run a plan over objects a device handed back (raw objects or split results).
 
         ``predicted`` ({exec_host, family}, from the device that priced it): the measured
         execution corrects this host's model online, as a device's own runs correct its
-        model; the answer carries the correction so every device prices host work with it."""
+        model; the answer carries the correction so every device prices host work with it.
+        ``ticket``: the reservation :meth:`admit` gave; work that came without one enters the
+        backlog at the host's recent mean service time."""
         t_start = time.perf_counter()
         if self._cancelled(query_id):
             if reserved:
                 self.release()
+            if ticket is not None:
+                self.unadmit(ticket)
             raise QueryCancelled(f"query {query_id} was cancelled by its client before the host ran it")
         with self._lock:
             self._inflight += 1
+            self._running += 1
+            if ticket is None or ticket not in self._host_jobs:
+                self._tickets += 1
+                ticket = self._tickets
+                self._host_jobs[ticket] = [self._service_s, t_start]
+            else:
+                self._host_jobs[ticket][1] = t_start
         try:
             t0 = time.perf_counter()
             parts = {name: [codec.unpack(b, verify=False) for b in bufs] for name, bufs in inputs.items()}
@@ -544,6 +659,8 @@ class QueryService(Service):
         finally:
             with self._lock:
                 self._inflight -= 1
+                self._running -= 1
+                self._host_jobs.pop(ticket, None)
             if reserved:
                 self.release()
 
@@ -586,7 +703,10 @@ class QueryService(Service):
                 "learner": m.report.get("kept") if m else None,
                 "corrections": m.residuals.to_json() if m else {},
                 "drift": m.residuals.drifted() if m else [],
-                "queue": self._dev_inflight, "max_queue": self.max_queue, "policy": self.policy}
+                "queue": self._dev_inflight, "max_queue": self.max_queue, "policy": self.policy,
+                "backlog_s": self._backlog(self._dev_jobs, self.ctx.threads),
+                "host_backlog_s": self._backlog(self._host_jobs, self.ctx.threads),
+                "slowdown": self._stretch()}
 
 
 _ = (json, STATS_POOL)
