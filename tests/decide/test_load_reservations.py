@@ -75,7 +75,7 @@ def test_host_admits_reservations_atomically_and_refuses_past_the_slack():
     refused = c.call("host", "query", "admit", 1.0, 1.0)    # 4 s over 2 threads: 2 s wait > 1 s
     assert refused["ticket"] is None and refused["load"]["backlog_s"] == pytest.approx(4.0)
     assert c.call("host", "query", "admit", 1.0, 5.0)["ticket"] is not None
-    c.call("host", "query", "cancel", first["ticket"])
+    c.call("host", "query", "unadmit", first["ticket"])
     assert c.call("host", "query", "load")["backlog_s"] == pytest.approx(1.0)
 
 
@@ -91,7 +91,7 @@ def test_load_aware_query_decides_again_when_the_host_filled_up_and_leaks_nothin
     kept = client_stale.query(SQL)
     assert kept.placement == "down" and "decided again" in kept.decision["reason"]
     assert kept.table.num_rows == free.table.num_rows
-    c.call("host", "query", "cancel", big)
+    c.call("host", "query", "unadmit", big)
     assert client.query(SQL).placement == "back"
     assert c.call("host", "query", "load")["backlog_s"] == pytest.approx(0.0)
     assert c.call("nic0", "query", "health")["backlog_s"] == pytest.approx(0.0)
