@@ -129,11 +129,16 @@ def test_ctrl_c_in_the_query_client_cancels_it_on_the_device(colony):
     def interrupt():
         seen["pid"] = _running(lc, "nic0", "ctrl-c")
         signal.pthread_kill(main, signal.SIGINT)          # as the terminal does, to the main thread
-    th = threading.Thread(target=interrupt)
-    th.start()
-    with pytest.raises(KeyboardInterrupt):
-        client.query(SLOW, "down", query_id="ctrl-c")
-    th.join()
+    # a shell starts background jobs with SIGINT ignored (CI may run us so): Ctrl-C as in a terminal
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        th = threading.Thread(target=interrupt)
+        th.start()
+        with pytest.raises(KeyboardInterrupt):
+            client.query(SLOW, "down", query_id="ctrl-c")
+        th.join()
+    finally:
+        signal.signal(signal.SIGINT, previous)
     stop = time.monotonic() + 10          # the call may run in another thread (LocalColony deadlines): it ends
     while time.monotonic() < stop:        # once the cancel has killed its worker
         w = lc.call("nic0", "query", "workers")
