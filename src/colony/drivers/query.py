@@ -18,6 +18,7 @@ import pyarrow as pa
 from colony import codec
 from colony.query import plan as qplan
 from colony.query.plan import TableSpec
+from colony.query.worker import CancelledIds
 from colony.errors import ColonyError, QueryCancelled, QueryError, UnknownTable
 
 
@@ -65,8 +66,7 @@ class Cancels:
     def __init__(self, keep: int = 4096) -> None:
         self._lock = threading.Lock()
         self._active: dict[str, set[str]] = {}
-        self._cancelled: dict[str, None] = {}
-        self.keep = keep
+        self._cancelled = CancelledIds(keep)
 
     def enter(self, query_id: str, devices) -> None:
         with self._lock:
@@ -81,9 +81,7 @@ class Cancels:
     def cancel(self, query_id: str) -> set[str]:
         """Mark it cancelled; the devices it is running on now."""
         with self._lock:
-            self._cancelled[query_id] = None
-            while len(self._cancelled) > self.keep:
-                self._cancelled.pop(next(iter(self._cancelled)))
+            self._cancelled.add(query_id)
             return set(self._active.get(query_id, ()))
 
 

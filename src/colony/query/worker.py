@@ -99,6 +99,27 @@ class _Proc:
                 pass
 
 
+class CancelledIds:
+    """Query ids cancelled lately (the last ``keep``), thread-safe. A cancel may overtake its
+    request, so an id is refused from then on; bounded, so a long-lived device or client
+    forgets old ones. One mechanism for the client, the query service and the worker pool."""
+
+    def __init__(self, keep: int = 4096) -> None:
+        self.keep = keep
+        self._ids: OrderedDict[str, None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, query_id: str) -> None:
+        with self._lock:
+            self._ids[query_id] = None
+            while len(self._ids) > self.keep:
+                self._ids.popitem(last=False)
+
+    def __contains__(self, query_id: str | None) -> bool:
+        with self._lock:
+            return query_id is not None and query_id in self._ids
+
+
 # Workers die with the thread that started them (PR_SET_PDEATHSIG fires when the parent
 # *thread* exits), so every worker is started by this one long-lived thread: a worker started
 # by a short-lived caller thread (a warm-up thread, a client's thread) was killed as soon as
@@ -141,7 +162,7 @@ class WorkerPool:
         self.live: set[int] = set()
         self.cancelled: list[dict] = []       # {"query_id", "pid"}: workers stopped by a cancel (last 256)
         self.running: dict[str, set[_Proc]] = {}       # query id -> its workers now
-        self._cancel_ids: OrderedDict[str, None] = OrderedDict()   # ids cancelled (last 4096): refused later
+        self._cancel_ids = CancelledIds()       # refused from then on
         self.swept = sweep_dead_owners()
         if prestart:
             self._warm()
@@ -160,7 +181,7 @@ class WorkerPool:
         t0 = time.monotonic()
         with self._freed:
             while self.max_live is not None and self._busy >= self.max_live:
-                if query_id is not None and query_id in self._cancel_ids:
+                if query_id in self._cancel_ids:
                     raise QueryCancelled(f"query {query_id} was cancelled by its client while it waited for a worker")
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
@@ -214,9 +235,7 @@ class WorkerPool:
         """Stop the query's workers now (SIGKILL; its ``run`` raises :class:`QueryCancelled`)
         and refuse it from here on. Returns the pids killed."""
         with self._lock:
-            self._cancel_ids[query_id] = None
-            while len(self._cancel_ids) > 4096:
-                self._cancel_ids.popitem(last=False)
+            self._cancel_ids.add(query_id)
             procs = list(self.running.get(query_id, ()))
             self._freed.notify_all()                  # a run waiting for a worker sees it
         for w in procs:        # the run's own thread reaps it and closes its pipes on EOF
@@ -235,8 +254,7 @@ class WorkerPool:
                     "max_live": self.max_live, "waited_s": list(self.waited)}
 
     def is_cancelled(self, query_id: str | None) -> bool:
-        with self._lock:
-            return query_id is not None and query_id in self._cancel_ids
+        return query_id in self._cancel_ids
 
     def _objects_file(self, tables: dict[str, list], cache: bool) -> tuple[str, dict, bool]:
         """(path, layout, temporary): the objects in one shared-memory file, reused when cached."""

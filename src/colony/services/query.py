@@ -36,7 +36,7 @@ from colony.query.estimate import estimate, plan_json
 from colony.errors import BadPlan
 from colony.errors import QueryCancelled, QueryError, UnknownTable
 from colony.query.stats import STATS_POOL, StatsIndex
-from colony.query.worker import WorkerPool
+from colony.query.worker import CancelledIds, WorkerPool
 from colony.services.base import Service, endpoint, service
 from colony.services.cpu import CoreLoad
 from colony.store.routing import stable_hash
@@ -92,7 +92,7 @@ class QueryService(Service):
         self._admitted = 0
         self._service_s = 0.0
         self._rng = np.random.Generator(np.random.SFC64(stable_hash(ctx.name)))  # same on every run
-        self._cancel_ids: dict[str, None] = {}       # cancelled query ids (last 4096), refused from then on
+        self._cancel_ids = CancelledIds()            # cancelled query ids, refused from then on
         # predicted seconds of admitted, unfinished work: ticket -> [predicted s, started at or None]
         self._dev_jobs: dict[int, list] = {}
         self._host_jobs: dict[int, list] = {}
@@ -257,9 +257,13 @@ class QueryService(Service):
     def _host_load(self) -> HostLoad:
         slow = self._stretch()
         with self._lock:
-            return HostLoad(queue_depth=self._inflight, free_threads=max(0, self.ctx.threads - self._busy_threads),
-                            threads=self.ctx.threads, service_s=self._service_s,
-                            backlog_s=self._backlog(self._host_jobs, self.ctx.threads), slowdown=slow)
+            return self._host_load_locked(slow)
+
+    def _host_load_locked(self, slow: float) -> HostLoad:
+        """The host's load now; call with the lock held (an admission decides on it atomically)."""
+        return HostLoad(queue_depth=self._inflight, free_threads=max(0, self.ctx.threads - self._busy_threads),
+                        threads=self.ctx.threads, service_s=self._service_s,
+                        backlog_s=self._backlog(self._host_jobs, self.ctx.threads), slowdown=slow)
 
     @endpoint
     def load(self) -> dict:
@@ -272,9 +276,9 @@ class QueryService(Service):
         would meet here (backlog over threads, stretched by measured contention) is at most
         ``max_wait_s``. Atomic: concurrent devices see each other's reservations. Returns
         {"ticket": id or None, "load": the host's load now} (None: refused)."""
-        load = self._host_load()
+        slow = self._stretch()
         with self._lock:
-            load.backlog_s = self._backlog(self._host_jobs, self.ctx.threads)
+            load = self._host_load_locked(slow)
             if load.wait_s() > max_wait_s:
                 return {"ticket": None, "load": load.to_dict()}
             self._tickets += 1
@@ -604,7 +608,7 @@ class QueryService(Service):
         ``ticket``: the reservation :meth:`admit` gave; work that came without one enters the
         backlog at the host's recent mean service time."""
         t_start = time.perf_counter()
-        if self._cancelled(query_id):
+        if query_id in self._cancel_ids:
             if reserved:
                 self.release()
             if ticket is not None:
@@ -665,12 +669,8 @@ class QueryService(Service):
                 self.release()
 
     # -- cancellation ------------------------------------------------------------
-    def _cancelled(self, query_id: str | None) -> bool:
-        with self._lock:
-            return query_id is not None and query_id in self._cancel_ids
-
     def _check_cancel(self, query_id: str | None) -> None:
-        if self._cancelled(query_id):
+        if query_id in self._cancel_ids:
             raise QueryCancelled(f"query {query_id} was cancelled by its client; device {self.ctx.name!r} "
                                  "stopped its work")
 
@@ -680,10 +680,7 @@ class QueryService(Service):
         refuse the id from now on (a cancel may overtake its request). Returns the pids killed."""
         if not isinstance(query_id, str) or not query_id:
             raise InvalidArgument(f"query_id must be a non-empty string, got {query_id!r}")
-        with self._lock:
-            self._cancel_ids[query_id] = None
-            while len(self._cancel_ids) > 4096:
-                self._cancel_ids.pop(next(iter(self._cancel_ids)))
+        self._cancel_ids.add(query_id)
         killed = self._workers.cancel(query_id) if self._workers is not None else []
         return {"device": self.ctx.name, "query_id": query_id, "killed": killed}
 
