@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,3 +60,29 @@ class FakeClock:
 @pytest.fixture
 def clk():
     return FakeClock()
+
+
+@pytest.fixture
+def colony_mount():
+    """``mount(mnt, *argv)`` runs ``colony *argv`` (a FUSE mount command serving ``mnt``) in a
+    subprocess and waits for the mount; after the test it is unmounted and the process reaped."""
+    from colony.drivers.nearstore.fusefs import wait_mounted
+    started = []
+
+    def mount(mnt: Path, *argv: str) -> subprocess.Popen:
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+        p = subprocess.Popen([sys.executable, "-m", "colony", *argv], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+        started.append((mnt, p))
+        if not wait_mounted(mnt, p):
+            p.kill()
+            pytest.fail("mount did not come up: " + (p.stdout.read() if p.stdout else ""))
+        return p
+
+    yield mount
+    for mnt, p in started:
+        subprocess.run(["fusermount3", "-u", str(mnt)], capture_output=True)
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
