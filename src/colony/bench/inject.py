@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from colony.bench.common import write_json
+
 BYTES_PER_PARTICLE = 72
 TARGET_GBPS = 1.32          # the seeds' Faodel end-to-end figure at 64M particles
 BATCH = 1 << 20             # particles per injected batch (72 MiB)
@@ -284,9 +286,7 @@ def run_cli(json_out: Path, sizes: str, nodes: int, repeats: int, temp_dir: str)
                      progress=lambda msg: prog.update(task, description=msg))
     Console().print(table(result))
     Console().print(result["summary"])
-    json_out = Path(json_out)
-    json_out.parent.mkdir(parents=True, exist_ok=True)
-    json_out.write_text(json.dumps(result, indent=1))
+    write_json(json_out, result)
     return result
 
 
