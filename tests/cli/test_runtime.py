@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.ray
 def test_up_status_down_local_colony(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), COLONY_STATE_DIR=str(tmp_path / "state"),
-               COLONY_SPILL_DIR=str(tmp_path / "spill"))
+               COLONY_SPILL_DIR=str(tmp_path / "spill"), COLONY_CALIBRATION_DIR=str(tmp_path / "calib"))
     tmp = f"/tmp/ray-{ROOT.name}-cli"
 
     def colony(*args, timeout=240):
@@ -33,6 +33,19 @@ def test_up_status_down_local_colony(tmp_path):
         assert [r["device"] for r in rows] == ["host0", "nic0", "nic1", "nic2", "nic3"]
         assert all(r["emulated"] == (r["role"] == "smartnic") for r in rows)
         assert "links (counted by the device" in st.stdout and all("links" in r and r["flight"] for r in rows)
+        # codec advice reads the device's one calibration record, calibrating it first when it has none
+        adv = colony("codec", "advise", "--device", "nic1", "--quick", "--json", str(tmp_path / "adv.json"))
+        assert adv.returncode == 0, adv.stdout + adv.stderr
+        [rec] = (tmp_path / "calib").glob("nic1@*.json")
+        stored = json.loads(rec.read_text())
+        got = json.loads((tmp_path / "adv.json").read_text())
+        assert got["device"] == "nic1" and got["threads"] == stored["threads"] == 1
+        assert {p["codec"] for p in got["profiles"]} == {p["codec"] for p in stored["codecs"]} >= {"none", "outer-zstd"}
+        assert got["link_gbps"] > 0 and "advice:" in adv.stdout
+        before = rec.stat().st_mtime_ns
+        slow = colony("codec", "advise", "--device", "nic1", "--link-gbps", "0.01")
+        assert slow.returncode == 0 and rec.stat().st_mtime_ns == before      # read, not recalibrated
+        assert "advice: none" not in slow.stdout                           # a slow link: compression wins
     finally:
         down = colony("down")
     assert down.returncode == 0 and "stopped" in down.stdout, down.stdout + down.stderr

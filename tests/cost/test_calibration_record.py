@@ -8,17 +8,34 @@ from colony.services.query import QueryService
 from colony.store import ObjectStore
 
 
-def test_parts_share_one_record_and_another_fingerprint_drops_it_whole(tmp_path):
+def test_parts_share_one_record_and_another_fingerprint_is_stale(tmp_path):
     suite.update("nic0", "f1", {"memcpy": [1], "threads": 1}, tmp_path)
     suite.update("nic0", "f1", {"query": {"exec": "m"}}, tmp_path)
     rec = suite.record("nic0", "f1", tmp_path)
     assert rec["memcpy"] == [1] and rec["query"] == {"exec": "m"} and rec["fingerprint"] == "f1"
-    assert list(tmp_path.iterdir()) == [tmp_path / "nic0.json"]          # one file, nothing left over
+    assert list(tmp_path.iterdir()) == [tmp_path / "nic0@f1.json"]       # one file, nothing left over
     stale = suite.record("nic0", "f2", tmp_path)
     assert set(stale) == {"stale"} and "recalibrate" in stale["stale"]
     suite.update("nic0", "f2", {"query": {"exec": "n"}}, tmp_path)
-    assert suite.load("nic0", tmp_path) == {"query": {"exec": "n"}, "fingerprint": "f2"}
+    assert suite.load("nic0", "f2", tmp_path) == {"query": {"exec": "n"}, "fingerprint": "f2"}
     assert suite.record("nic9", "f1", tmp_path) == {}
+    assert suite.record("nic0", "f1", tmp_path)["query"] == {"exec": "m"}   # f1's record survives f2's
+
+
+def test_colonies_sharing_device_names_keep_their_own_records(tmp_path):
+    """Two colonies on one machine with a device of the same name but another configuration
+    (fingerprint) must not overwrite each other's record and recalibrate on every start."""
+    for fp in ("small", "big"):
+        suite.update("nic0", fp, {"threads": len(fp)}, tmp_path)
+    assert suite.record("nic0", "small", tmp_path)["threads"] == 5
+    assert suite.record("nic0", "big", tmp_path)["threads"] == 3
+    other = tmp_path / "other"
+    suite.update("nic00", "x", {"threads": 9}, other)               # a name that nic0's glob must not take
+    assert suite.record("nic0", "x", other) == {}
+    for i in range(suite.KEEP + 3):                                 # bounded: the newest KEEP per device
+        suite.update("nic0", f"g{i}", {"threads": i}, tmp_path)
+    assert len(list(tmp_path.glob("nic0@*.json"))) == suite.KEEP
+    assert suite.record("nic0", f"g{suite.KEEP + 2}", tmp_path)["threads"] == suite.KEEP + 2
 
 
 def test_query_models_go_into_the_record_beside_the_suite(tmp_path):
@@ -29,7 +46,7 @@ def test_query_models_go_into_the_record_beside_the_suite(tmp_path):
     assert not svc.health()["calibrated"] and not svc.health()["stale"]
     svc.models, _ = calibrate("nic0", 1, n_runs=8, min_rows=2_000, max_rows=4_000)
     svc._persist()
-    rec = suite.load("nic0", tmp_path)
+    rec = suite.load("nic0", "fp", tmp_path)
     assert rec["memcpy"] == [{"bytes": 1}] and rec["query"]["features"] and rec["fingerprint"] == "fp"
     again = QueryService(DeviceContext(name="nic0", store=ObjectStore("nic0"), fingerprint="fp",
                                        calibration=suite.record("nic0", "fp", tmp_path), record_dir=str(tmp_path)))

@@ -13,9 +13,9 @@ def test_suite_measures_every_part_and_persists(tmp_path, monkeypatch):
     for part in ("memcpy", "ipc_serialize", "ipc_deserialize", "object_pack", "object_unpack"):
         assert r[part] and all(x["seconds"] > 0 for x in r[part])
     assert {k["kernel"] for k in r["kernels"]} == {"filter", "sum", "sort_indices", "min_max", "multiply"}
-    assert calibration.load("nicX") == {}
-    p = calibration.save("nicX", r)
-    assert p == tmp_path / "nicX.json" and calibration.load("nicX")["threads"] == 1
+    assert calibration.load("nicX", "fp") == {}
+    p = calibration.save("nicX", "fp", r)
+    assert p == tmp_path / "nicX@fp.json" and calibration.load("nicX", "fp")["threads"] == 1
 
 
 @pytest.mark.ray
@@ -23,7 +23,8 @@ def test_calibrate_devices_over_their_links(ray_colony, tmp_path, monkeypatch):
     from colony.runtime.calibrate import calibrate, summary
     monkeypatch.setenv(calibration.ENV, str(tmp_path))
     res = calibrate(ray_colony, ["nic0", "host0"], quick=True, repeats=1)
-    saved = json.loads((tmp_path / "nic0.json").read_text())
+    [path] = tmp_path.glob("nic0@*.json")
+    saved = json.loads(path.read_text())
     assert saved["label"] == "emulated bluefield2" and saved["threads"] == 1
     assert res["host0"]["label"] == "real"
     dirs = {t["direction"] for t in saved["transfers"]}

@@ -102,10 +102,25 @@ def _spread(xs: list[float]) -> dict:
             "p90": xs[min(len(xs) - 1, int(0.9 * len(xs)))], "n": len(xs)}
 
 
-def _inject(colony, arrays, n: int, prefix: str, **kw):
+def _proc_cpu(pid: int | None) -> float | None:
+    """CPU seconds (user + system) of a local process so far, or None where it cannot be read."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+DEVICE_PID: list = [None]    # nic0's process (every node of a local colony is this machine)
+
+
+def _inject(colony, arrays, n: int, prefix: str, batch: int = BATCH, **kw):
     view = {k: v[:n] for k, v in arrays.items()}
-    batches = ({k: v[o:o + BATCH] for k, v in view.items()} for o in range(0, n, BATCH))
+    batches = ({k: v[o:o + batch] for k, v in view.items()} for o in range(0, n, batch))
+    cpu0 = _proc_cpu(DEVICE_PID[0])
     rep = colony.inject(batches, device="nic0", pool="inject", key_prefix=prefix, **kw)
+    cpu1 = _proc_cpu(DEVICE_PID[0])
+    rep.device_cpu_s = None if cpu0 is None or cpu1 is None else cpu1 - cpu0   # the device's whole process
     if kw.get("serialize") != "none":
         stored = sum(e.rows for e in rep.entries)
         if stored != n:
@@ -119,29 +134,41 @@ def _row(rep) -> dict:
     return {"wall_s": rep.seconds, "gbps": rep.gbps, "convert_s": rep.convert_s,
             "host_serialize_s": rep.serialize_s, "device_serialize_s": rep.device_pack_s,
             "transfer_s": rep.transfer_s, "handoff_s": rep.put_s, "host_cpu_s": rep.host_cpu_s,
-            "host_init_s": rep.host_s, "batches": rep.batches, "codec": rep.codec, "serialize": rep.serialize,
+            "host_init_s": rep.host_s, "device_cpu_s": rep.device_cpu_s, "batches": rep.batches, "codec": rep.codec, "serialize": rep.serialize,
             "transports": rep.transports}
+
+
+def _start(kind: str, nodes: int, temp_dir: str):
+    """(context, colony): the embedded colony or a ``nodes``-node local one (bench config)."""
+    from colony.runtime.client import Colony
+    from colony.runtime.cluster import local_cluster
+    cfg = bench_config(tempfile.mkdtemp(prefix="colony-bench-spill-"))
+    if kind == "embedded":
+        cm = Colony(cfg, temp_dir=temp_dir, object_store_memory=2 << 30, num_cpus=2)
+        return cm, cm
+    cm = local_cluster(cfg, nodes=nodes, temp_dir=temp_dir, object_store_memory=1 << 30, num_cpus=1)
+    return cm, cm.__enter__()
+
+
+def _stop(kind: str, cm) -> None:
+    if kind == "embedded":
+        cm.shutdown()
+    else:
+        cm.__exit__(None, None, None)
 
 
 def worker(kind: str, sizes: list[int], repeats: int, nodes: int, temp_dir: str, out: str) -> None:
     """Run inside a fresh process: one colony, every size; writes JSON rows to ``out``."""
     import ray
 
-    from colony.runtime.client import Colony
-    from colony.runtime.cluster import local_cluster
-    spill = tempfile.mkdtemp(prefix="colony-bench-spill-")
-    cfg = bench_config(spill)
     arrays = make_arrays(max(sizes))
     rows = []
     t_up = time.perf_counter()
-    if kind == "embedded":
-        cm = Colony(cfg, temp_dir=temp_dir, object_store_memory=2 << 30, num_cpus=2)
-    else:
-        cm = local_cluster(cfg, nodes=nodes, temp_dir=temp_dir, object_store_memory=1 << 30, num_cpus=1)
-    colony = cm if kind == "embedded" else cm.__enter__()
+    cm, colony = _start(kind, nodes, temp_dir)
     try:
         up_s = time.perf_counter() - t_up
         st = {s["device"]: s for s in colony.status()}
+        DEVICE_PID[0] = st["nic0"].get("pid")
         crosses = st["nic0"]["node_id"] != ray.get_runtime_context().get_node_id()
         for n in sizes:
             runs = [_inject(colony, arrays, n, f"b{n}r{r}/") for r in range(1 + max(1, repeats))]
@@ -185,11 +212,91 @@ def worker(kind: str, sizes: list[int], repeats: int, nodes: int, temp_dir: str,
                   "placements_particles": mid, "placements": placements, "transports_particles": top,
                   "transports": transports, "host_overhead_s": overhead, "links": colony.links()}
     finally:
-        if kind == "embedded":
-            cm.shutdown()
-        else:
-            cm.__exit__(None, None, None)
+        _stop(kind, cm)
     Path(out).write_text(json.dumps(result))
+
+
+# The sweep (`colony bench inject --sweep`), on the multi-node colony (the embedded one sends
+# large batches through Ray's shared memory: no Flight messages): the device-side placements
+# (inflight: pack each message as it arrives; device: pack once the whole batch arrived) at
+# the base point, then one knob at a time away from the base for the default placement.
+SWEEP_BASE = {"serialize": "inflight", "message_bytes": 4 << 20, "batch": BATCH, "inflight": 4}
+SWEEP_KNOBS = {"serialize": ("device",), "message_bytes": (1 << 20, 16 << 20), "batch": (BATCH // 4, BATCH * 4),
+               "inflight": (2, 8)}
+
+
+def sweep_points(sizes: list[int]) -> list[dict]:
+    points = []
+    for n in sizes:
+        points.append({"particles": n, **SWEEP_BASE, "varied": "base"})
+        for knob, values in SWEEP_KNOBS.items():
+            for v in values:
+                points.append({"particles": n, **SWEEP_BASE, knob: v, "varied": knob})
+    return points
+
+
+def sweep_worker(sizes: list[int], rounds: int, nodes: int, temp_dir: str, out: str) -> None:
+    """In a fresh process: every sweep point once per round. Each round and size starts with a
+    discarded injection of that size (so no point pays for first-touching memory a smaller
+    size never used) and runs the points in an order rotated by one per round (so neither
+    position nor load drifting during the sweep favours a point)."""
+    points = sweep_points(sizes)
+    arrays = make_arrays(max(sizes))
+    cm, colony = _start("multinode", nodes, temp_dir)
+    try:
+        runs: dict[int, list] = {i: [] for i in range(len(points))}
+        warmups: dict[int, list] = {n: [] for n in sizes}
+        for r in range(rounds):
+            for n in sizes:
+                colony.transfers.message_bytes = SWEEP_BASE["message_bytes"]
+                warmups[n].append(_inject(colony, arrays, n, f"sw-warm{n}r{r}/").gbps)
+                idx = [i for i, p in enumerate(points) if p["particles"] == n]
+                for i in idx[r % len(idx):] + idx[:r % len(idx)]:
+                    p = points[i]
+                    colony.transfers.message_bytes = p["message_bytes"]
+                    runs[i].append(_inject(colony, arrays, n, f"sw{i}r{r}/", batch=p["batch"],
+                                           serialize=p["serialize"], inflight=p["inflight"], transport="flight"))
+            print(f"[sweep] round {r + 1}/{rounds} done", file=sys.stderr, flush=True)
+        colony.transfers.message_bytes = SWEEP_BASE["message_bytes"]
+        result = {"warmup_gbps": {str(n): v for n, v in warmups.items()}, "points": [
+            {**p, "gbps": _spread([x.gbps for x in runs[i]]), "runs_gbps": [x.gbps for x in runs[i]],
+             "device_serialize_s": _spread([x.device_pack_s for x in runs[i]]),
+             "host_cpu_s": _spread([x.host_cpu_s for x in runs[i]])} for i, p in enumerate(points)],
+            "links": colony.links()}
+    finally:
+        _stop("multinode", cm)
+    Path(out).write_text(json.dumps(result))
+
+
+def run_sweep(sizes: list[int], nodes: int = 3, rounds: int = 3, temp_dir: str = "/tmp/ray-colony-bench") -> dict:
+    from colony.machine import describe as machine
+    mach = machine()
+    result = _subprocess(["sweep", "--sizes", ",".join(str(s) for s in sizes), "--repeats", str(rounds),
+                          "--nodes", str(nodes), "--temp-dir", temp_dir], "sweep")
+    best = {}
+    for n in sizes:
+        pts = [p for p in result["points"] if p["particles"] == n]
+        top = max(pts, key=lambda p: p["gbps"]["median"])
+        best[str(n)] = {k: top[k] for k in ("serialize", "message_bytes", "batch", "inflight")} | {
+            "gbps_median": top["gbps"]["median"]}
+    from colony.runtime.actor import DEVICE_ENV
+    return {"benchmark": "inject_sweep", "machine": mach, "loadavg_1m_at_end": round(os.getloadavg()[0], 2),
+            "device_env": DEVICE_ENV, "rounds": rounds, "base": SWEEP_BASE, "knobs": SWEEP_KNOBS, "sizes": sizes,
+            "bytes_per_particle": BYTES_PER_PARTICLE, **result, "best_by_size": best}
+
+
+def _subprocess(args: list[str], what: str) -> dict:
+    """Run ``python -m colony.bench.inject <args> --out F`` (one Ray per process); its JSON."""
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        out = f.name
+    cmd = [sys.executable, "-m", "colony.bench.inject", *args, "--out", out]
+    proc = subprocess.run(cmd, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{what} benchmark worker failed:\n{proc.stderr[-4000:]}")
+    try:
+        return json.loads(Path(out).read_text())
+    finally:
+        os.unlink(out)
 
 
 def run(sizes: list[int], nodes: int = 3, repeats: int = 3, temp_dir: str = "/tmp/ray-colony-bench",
@@ -215,17 +322,9 @@ def run(sizes: list[int], nodes: int = 3, repeats: int = 3, temp_dir: str = "/tm
     for kind in ("embedded", "multinode"):
         if progress:
             progress(f"{kind} colony")
-        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
-            out = f.name
-        cmd = [sys.executable, "-m", "colony.bench.inject", "worker", "--kind", kind,
-               "--sizes", ",".join(str(s) for s in sizes), "--repeats", str(repeats), "--nodes", str(nodes),
-               "--temp-dir", temp_dir, "--out", out]
-        proc = subprocess.run(cmd, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              text=True)
-        if proc.returncode != 0:
-            raise RuntimeError(f"{kind} benchmark worker failed:\n{proc.stderr[-4000:]}")
-        results[kind] = json.loads(Path(out).read_text())
-        os.unlink(out)
+        results[kind] = _subprocess(["worker", "--kind", kind, "--sizes", ",".join(str(s) for s in sizes),
+                                     "--repeats", str(repeats), "--nodes", str(nodes), "--temp-dir", temp_dir],
+                                    kind)
     top = max(sizes)
 
     def at(kind, field="inject_gbps"):
@@ -238,6 +337,9 @@ def run(sizes: list[int], nodes: int = 3, repeats: int = 3, temp_dir: str = "/tm
         f"inject_gbps_{m}_multinode_cold": at("multinode", "cold_gbps"),
         f"inject_gbps_{m}_embedded_warm_median": at("embedded"),
         f"inject_gbps_{m}_embedded_cold": at("embedded", "cold_gbps"),
+        f"device_cpu_s_{m}_multinode_warm": _spread([w["device_cpu_s"] for w in at("multinode", "warm")
+                                                     if w["device_cpu_s"] is not None] or [0.0]),
+        f"host_cpu_s_{m}_multinode_warm": _spread([w["host_cpu_s"] for w in at("multinode", "warm")]),
         "memcpy_gbps": big["memcpy_gbps"],
         "ipc_serialize_gbps": big["ipc_serialize_gbps"],
         "target_gbps": TARGET_GBPS,
@@ -276,10 +378,28 @@ def table(result: dict):
     return t
 
 
-def run_cli(json_out: Path, sizes: str, nodes: int, repeats: int, temp_dir: str) -> dict:
+def sweep_table(result: dict):
+    from rich.table import Table
+    t = Table(title="inject sweep, multi-node (GB/s min-med-max; one knob away from the base)")
+    for col in ("particles", "serialize", "varied", "message", "batch", "inflight", "GB/s"):
+        t.add_column(col, justify="right")
+    for p in result["points"]:
+        g = p["gbps"]
+        t.add_row(f"{p['particles'] >> 20}M", p["serialize"], p["varied"], f"{p['message_bytes'] >> 20} MiB",
+                  f"{p['batch'] >> 10}k", str(p["inflight"]), f"{g['min']:.2f}-{g['median']:.2f}-{g['max']:.2f}")
+    return t
+
+
+def run_cli(json_out: Path, sizes: str, nodes: int, repeats: int, temp_dir: str, sweep: bool = False) -> dict:
     from rich.console import Console
     from rich.progress import Progress
     ns = parse_sizes(sizes)
+    if sweep:
+        result = run_sweep(ns, nodes=nodes, rounds=repeats, temp_dir=temp_dir)
+        Console().print(sweep_table(result))
+        Console().print(result["best_by_size"])
+        write_json(json_out, result)
+        return result
     with Progress(transient=True) as prog:
         task = prog.add_task("inject benchmark", total=None)
         result = run(ns, nodes=nodes, repeats=repeats, temp_dir=temp_dir,
@@ -300,8 +420,17 @@ def _main() -> None:
     w.add_argument("--nodes", type=int, default=3)
     w.add_argument("--temp-dir", required=True)
     w.add_argument("--out", required=True)
+    sw = sub.add_parser("sweep")
+    for name, kw in (("--sizes", {"required": True}), ("--repeats", {"type": int, "default": 3}),
+                     ("--nodes", {"type": int, "default": 3}), ("--temp-dir", {"required": True}),
+                     ("--out", {"required": True})):
+        sw.add_argument(name, **kw)
     a = ap.parse_args()
-    worker(a.kind, [int(s) for s in a.sizes.split(",")], a.repeats, a.nodes, a.temp_dir, a.out)
+    sizes = [int(s) for s in a.sizes.split(",")]
+    if a.cmd == "sweep":
+        sweep_worker(sizes, a.repeats, a.nodes, a.temp_dir, a.out)
+    else:
+        worker(a.kind, sizes, a.repeats, a.nodes, a.temp_dir, a.out)
 
 
 if __name__ == "__main__":

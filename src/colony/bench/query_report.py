@@ -15,6 +15,51 @@ def _pct(d: dict | None, key: str = "median") -> str:
     return "-" if not d or d.get(key) is None else f"{d[key]:.1f} %"
 
 
+def _overhead(d: dict) -> str:
+    """Estimation overhead of each query's first (uncached) decision: the device handler
+    thread's CPU time (what the summary reports) and its wall time (the ``estimate`` term,
+    waits for the interpreter lock included), both over the auto run's measured total."""
+    s = d["summary"]
+    recs = [r for r in d["records"] if "error" not in r and r.get("auto_actual")]
+    wall = [100 * next(iter(r["predicted_terms"].values()))["estimate"] / r["auto_actual"] for r in recs
+            if r.get("predicted_terms") and "estimate" in next(iter(r["predicted_terms"].values()))]
+    cpu_ms = [1e3 * r["estimate_cpu_s"] for r in recs if r.get("estimate_cpu_s") is not None]
+    o = s.get("estimate_overhead_pct") or {}
+    text = (f"estimation overhead (handler-thread CPU / query time) median {_pct(o)}, p90 {_pct(o, 'p90')}"
+            f" ({_q(cpu_ms, 50):.2f} ms median CPU)" if cpu_ms else "estimation overhead -")
+    if wall:
+        text += f"; wall clock median {_q(wall, 50):.1f} %, p90 {_q(wall, 90):.1f} %"
+    # the seeds' ratio (thesis Table 5.4): estimation CPU over the device's execution of the query
+    ex = [100 * r["estimate_cpu_s"] / r["actual_terms"]["down"]["exec"] for r in recs
+          if r.get("estimate_cpu_s") is not None and (r.get("actual_terms") or {}).get("down", {}).get("exec")]
+    if ex:
+        text += f"; over the device's measured execution (pushed down) median {_q(ex, 50):.1f} %, p90 {_q(ex, 90):.1f} %"
+    return text
+
+
+def _q(v: list, p: float) -> float:
+    v = sorted(v)
+    return v[min(len(v) - 1, int(round(p / 100 * (len(v) - 1))))] if v else float("nan")
+
+
+def _calibration(cal: dict, rep: dict) -> str:
+    """Calibration seconds, sizes, and each device's cross-validation (the kept learner)."""
+    parts = []
+    if cal.get("calibration_s") is not None:
+        parts.append(f"calibration {cal['calibration_s']:.0f} s ({cal.get('calib_runs')} runs per device, tables up "
+                     f"to {cal.get('calib_rows', 0):,} rows)")
+    elif cal:
+        parts.append("calibration records reused (no calibration in this run)")
+    for dev, r in rep.items():
+        if not r or "kept" not in r:
+            continue
+        cv = ", ".join(f"{k} {r[k]['ape_median']:.1f} %" + (f" (large {r[k]['large']['ape_median']:.1f} %)"
+                                                            if r[k].get("large") else "")
+                       for k in ("ops", "nnls", "forest") if k in r)
+        parts.append(f"{dev}: kept **{r['kept']}**, CV median APE {cv}")
+    return "; ".join(parts) + "."
+
+
 def render(path: str) -> str:
     d = json.load(open(path))
     s = d["summary"]
@@ -29,8 +74,10 @@ def render(path: str) -> str:
             f"margin, **{100 * s.get('decision_accuracy_no_margin', float('nan')):.1f} %** of "
             f"{s.get('decisions_scored_no_margin')} with none; failures {s.get('failures')}; supported "
             f"{s.get('supported')}; noise floor (repeat error) median {_pct(s.get('noise_floor_pct'))}, p90 "
-            f"{_pct(s.get('noise_floor_pct'), 'p90')}; estimation overhead median "
-            f"{_pct(s.get('estimate_overhead_pct'))} of query time.", ""]
+            f"{_pct(s.get('noise_floor_pct'), 'p90')}; {_overhead(d)}.", ""]
+    cal = d.get("calibration") or {}
+    if cal or d.get("calibration_report"):
+        out += [_calibration(cal, d.get("calibration_report") or {}), ""]
     out += ["| families | exec err median | exec err p90 | total err down (median / p90) | back | split |",
             "|---|---|---|---|---|---|"]
     for g, p in (s.get("prediction_error") or {}).items():

@@ -1,11 +1,15 @@
 """Push-back storm and mixed workload on the Ray colony with pinned cores: the host on core 0,
 the four emulated SmartNICs on core 1 (``os.sched_setaffinity`` through the devices'
-``cores``), so device work does not steal the host's core.
+``cores``), so device work does not steal the host's core. Queries run in worker processes
+(the service default; ``--no-isolate``: in the devices' threads). ``--pull-back``: the host
+pulls a push-back's objects from the SmartNIC's read endpoint, served by threads on core 0
+(emulated DMA: the SmartNIC's core does not move the bytes).
 
 - storm: every policy on the same burst (naive, load-aware, admission, probabilistic,
   utilization, always-down, always-back), p50/p99, ``--rounds`` rounds with the policies'
   order rotated each round (background load drifts over all alike); per-query decision log
   (predicted host wait and device queue beside the measured time) for the engine's policies;
+- where: per-phase times of one push-back and one push-down per SmartNIC, idle and sifting;
 - mixed: queries of the benchmark families on random SmartNICs under every placement and
   auto (median of 3), first idle, then while a sifting run (``--sift-particles`` particles,
   k=4 on all four SmartNICs, run again until the workload is done) loads them.
@@ -29,7 +33,8 @@ SQL = ("select *, power(vx, 2) + power(vy, 2) + power(vz, 2) as e, sqrt(abs(vx *
 LINKS_GBPS = {"nic0": 16.0, "nic1": 8.0, "nic2": 4.0, "nic3": 32.0}
 
 
-def _config(models_dir: str, admission_limit: int, isolate: bool = False):
+def _config(models_dir: str, admission_limit: int, isolate: bool = False, pull_back: bool = False,
+            measured_rate: bool = True):
     from colony.config.builders import default_dict
     from colony.config.schema import ColonyConfig
     d = default_dict()
@@ -41,7 +46,9 @@ def _config(models_dir: str, admission_limit: int, isolate: bool = False):
     for i in range(4):
         d["pools"][f"particles_nic{i}"] = {"members": [f"nic{i}"], "policy": "tft"}
     d["services"] = {"query": {"devices": "all", "options": {"models_dir": models_dir, "isolate": isolate,
-                                                             "admission_limit": admission_limit}}}
+                                                             "admission_limit": admission_limit,
+                                                             "pull_back": pull_back,
+                                                             "measured_rate": measured_rate}}}
     return ColonyConfig.from_dict(d, source="<storm: pinned cores>")
 
 
@@ -71,6 +78,8 @@ def burst(clients: dict, placement: str, per_device: int, seed: int, sql: str = 
                         "predicted_queue_s": pred.get("queue"), "predicted_contention_s": pred.get("contention"),
                         "host_backlog_s": (load.get("host") or {}).get("backlog_s"),
                         "device_backlog_s": (load.get("device") or {}).get("backlog_s"),
+                        "host_rate": (load.get("host") or {}).get("rate"),
+                        "device_rate": (load.get("device") or {}).get("rate"),
                         "device_slowdown": (load.get("device") or {}).get("slowdown"),
                         "host_slowdown": (load.get("host") or {}).get("slowdown"),
                         "exec_host_s": r.actual.get("exec_host"), "exec_s": r.actual.get("exec")})
@@ -114,6 +123,61 @@ def _sift_load(c, members: list[str], particles: int, chunk: int, stop: threadin
         n_run += 1
 
 
+WHERE_SQL = {"wide": SQL, "narrow": "select id, x, y from particles where x < 0.05"}
+
+
+def where(links, host: str, repeats: int) -> dict:
+    """Where a query's time goes on each side, forced down and forced back, per SmartNIC:
+    a bare call into the device's process (``health``), planning there (``explain``), and
+    the phases of ``execute``: before the hand-over (plan, read the objects), the hand-over
+    call less the host's own time (serializing the objects in the device's process, the
+    paced link, Ray's transport), the host's time, and the client's side. Medians."""
+    from colony.drivers.query import QueryClient
+    from colony.query.plan import TableSpec
+    rows: dict = {}
+    for label, sql in WHERE_SQL.items():
+        for i in range(4):
+            dev = f"nic{i}"
+            cl = QueryClient(links, host, {"particles": TableSpec("particles", f"particles_{dev}")})
+            plan_bytes, _, used = cl._plan_used(sql)
+            tables = cl._bound(used)
+            for _ in range(repeats):
+                rec: dict = {}
+                t0 = time.perf_counter()
+                links.call(dev, "query", "health")
+                rec["bare_call_s"] = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                links.call(dev, "query", "explain", plan_bytes, tables, "back")
+                rec["explain_s"] = time.perf_counter() - t0
+                for pl in ("back", "down"):
+                    t0 = time.perf_counter()
+                    r = links.call(dev, "query", "execute", plan_bytes, tables, pl, None, None, host)
+                    total = time.perf_counter() - t0
+                    a = r["actual"]
+                    rec[f"{pl}_total_s"] = total
+                    rec[f"{pl}_device_s"] = a["device_total"]
+                    rec[f"{pl}_client_side_s"] = total - a["device_total"]
+                    if pl == "back":
+                        h = r["hosted"]
+                        rec["back_bytes"] = a["bytes"]
+                        rec["back_before_handover_s"] = a["device_total"] - a["to_host"]
+                        rec["back_handover_less_host_s"] = a["to_host"] - h["host_total"]
+                        rec["back_host_s"] = h["host_total"]
+                        rec["back_link_paced_s"] = a["bytes"] * 8 / (LINKS_GBPS[dev] * 1e9)
+                        rec["back_host_pull_s"] = h.get("pull_s", 0.0)     # inside the hand-over, before host_s
+                    else:
+                        rec.update(down_exec_s=a["exec"], down_deser_s=a["deser"])
+                rows.setdefault(label, {}).setdefault(dev, []).append(rec)
+    out: dict = {}
+    for label, per in rows.items():
+        recs = [r for rs in per.values() for r in rs]
+        out[label] = {k: float(np.median([r[k] for r in recs])) for k in recs[0]}
+        out[label]["per_device_total_s"] = {d: {"back": float(np.median([r["back_total_s"] for r in rs])),
+                                                "down": float(np.median([r["down_total_s"] for r in rs]))}
+                                            for d, rs in per.items()}
+    return out
+
+
 def mixed(links, host: str, queries: list[dict], repeats: int, seed: int) -> dict:
     from colony.drivers.query import QueryClient
     from colony.drivers.workload import run_one, summarize
@@ -138,12 +202,18 @@ def main() -> None:
     ap.add_argument("--admission-limit", type=int, default=2)
     ap.add_argument("--mixed-per-family", type=int, default=2, help="mixed workload: queries per family")
     ap.add_argument("--rounds", type=int, default=3, help="storm: bursts per policy (order rotated)")
-    ap.add_argument("--isolate", action="store_true",
-                    help="run each query in a worker process (the service default); without it queries run in "
-                         "the device's own threads: a burst of 32 would otherwise start ~28 worker processes on "
-                         "the devices' one core, and the pool's kill of surplus workers hung a burst here")
+    ap.add_argument("--isolate", action=argparse.BooleanOptionalAction, default=True,
+                    help="run each query in a worker process (the service default, at most max_workers per "
+                         "device at once); --no-isolate runs queries in the devices' own threads")
+    ap.add_argument("--pull-back", action="store_true",
+                    help="push-back objects are pulled by the host from the SmartNIC's read endpoint, whose "
+                         "threads run outside the SmartNIC's core (emulated DMA), instead of sent in its call")
+    ap.add_argument("--measured-rate", action=argparse.BooleanOptionalAction, default=True,
+                    help="backlogs in measured seconds (default); --no-measured-rate keeps them in predicted "
+                         "seconds (the ablation)")
     ap.add_argument("--mixed-rounds", type=int, default=3, help="mixed workload: idle + sifting pairs")
-    ap.add_argument("--sections", default="storm,mixed", help="comma list of storm, mixed")
+    ap.add_argument("--sections", default="storm,mixed", help="comma list of storm, mixed, where")
+    ap.add_argument("--where-repeats", type=int, default=3, help="where: runs per query and SmartNIC")
     ap.add_argument("--sift-particles", type=int, default=10_000_000, help="particles per sifting run (load)")
     ap.add_argument("--sift-chunk", type=int, default=1_000_000, help="particles injected and sifted at a time")
     a = ap.parse_args()
@@ -154,7 +224,8 @@ def main() -> None:
     from colony.drivers.query import QueryClient, ensure_calibrated
     from colony.machine import describe
     from colony.query.plan import TableSpec
-    cfg = _config(DEFAULT_MODELS_DIR + "-pinned" + ("" if a.isolate else "-inthread"), a.admission_limit, a.isolate)
+    cfg = _config(DEFAULT_MODELS_DIR + "-pinned" + ("" if a.isolate else "-inthread") + ("-pull" if a.pull_back else ""),
+                  a.admission_limit, a.isolate, a.pull_back, a.measured_rate)
     c = colony_pkg.connect(cfg, temp_dir="/tmp/ray-colony-storm")
     out: dict = {"machine": describe(), "config": vars(a), "sql": SQL,
                  "cores": {d.name: list(d.cores or []) for d in cfg.devices.values()}}
@@ -183,6 +254,25 @@ def main() -> None:
             out["storm"] = storm_rounds(links, host, policies, a, out)
             out["summary"].update(out["storm"]["summary"])
             save(a.json, out)
+        if sections & {"mixed", "where"}:
+            members = [f"nic{i}" for i in range(4)]
+            c.place("sift", members)
+        if "where" in sections:
+            out["where"] = {"idle": where(links, host, a.where_repeats)}
+            print("where idle", out["where"]["idle"], flush=True)
+            stop, done = threading.Event(), []
+            th = threading.Thread(target=_sift_load, args=(c, members, a.sift_particles, a.sift_chunk, stop, done,
+                                                                 "-where"), daemon=True)
+            th.start()
+            time.sleep(5.0)
+            try:
+                out["where"]["sifting"] = where(links, host, a.where_repeats)
+            finally:
+                stop.set()
+                th.join(timeout=180)
+            out["where"]["sift_load"] = list(done)
+            print("where sifting", out["where"]["sifting"], flush=True)
+            save(a.json, out)
         if "mixed" not in sections:
             return
         from importlib import resources
@@ -194,8 +284,6 @@ def main() -> None:
             if seen.get(q["family"], 0) < a.mixed_per_family:
                 seen[q["family"]] = seen.get(q["family"], 0) + 1
                 picked.append(q)
-        members = [f"nic{i}" for i in range(4)]
-        c.place("sift", members)
         out["mixed_rounds"] = []
         for r in range(a.mixed_rounds):
             rd: dict = {"idle": mixed(links, host, picked, 3, seed=11 + r)}
@@ -234,8 +322,18 @@ def _brief(summary: dict) -> dict:
 
 
 def storm_rounds(links, host: str, policies: dict, a, out: dict) -> dict:
-    """Every policy once per round, the order rotated each round; p50/p99 spread per policy."""
+    """Every policy once per round, the order rotated each round; p50/p99 spread per policy.
+    First untimed bursts forced down and forced back (twice each), so that no policy's burst
+    pays for starting the devices' and the host's worker processes (whichever ran first did),
+    and the measured rates describe warm workers."""
     names = list(policies)
+    out["warmup"] = {}
+    for i in range(2):      # twice: the first pays the worker starts, the second is what the rates remember
+        for name in ("always_down", "always_back"):
+            cl, pl = policies[name]
+            w = burst(cl, pl, a.per_device, seed=5 + i)
+            out["warmup"][f"{name}_{i}"] = {k: v for k, v in w.items() if k != "log"}
+            print("warm-up", name, i, out["warmup"][f"{name}_{i}"], flush=True)
     rounds = []
     for r in range(a.rounds):
         order = names[r % len(names):] + names[:r % len(names)]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Optional
 
@@ -16,28 +15,50 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
     app.add_typer(codec_app, name="codec")
 
     @codec_app.command("advise")
-    def advise_cmd(link_gbps: float = typer.Option(..., help="link rate in Gbit/s"),
-                   threads: int = typer.Option(os.cpu_count() or 1, help="threads for (de)compression"),
+    def advise_cmd(config: Optional[str] = typer.Argument(None),
+                   device: str = typer.Option("nic0", help="the device whose calibration record ranks the codecs"),
+                   address: Optional[str] = typer.Option(None, help="Ray cluster address (default: `colony up`'s, "
+                                                                    "else a temporary local colony)"),
+                   link_gbps: Optional[float] = typer.Option(None, help="link rate in Gbit/s (default: the device's "
+                                                                        "host->device rate as calibrated)"),
                    gib: float = typer.Option(1.0, help="amount of raw data to move, GiB"),
-                   refresh: bool = typer.Option(False, help="re-measure instead of using the cache"),
+                   refresh: bool = typer.Option(False, help="recalibrate the device first"),
+                   quick: bool = typer.Option(False, help="calibrate with the suite's smaller sizes"),
                    json_out: Optional[Path] = typer.Option(None, "--json", help="write JSON here")):
-        """Rank codecs by serialize + transfer + deserialize time on this machine and link."""
+        """Rank codecs by serialize + transfer + deserialize time on a device and its link.
+
+        Reads the device's one calibration record; calibrates the device first (a progress
+        bar) when the record is missing, stale, or has no codec rates."""
         from dataclasses import asdict
 
-        from colony.codec.advise import advise, candidates, load_profiles
-        with progress("calibrating codecs on every engine present (once, cached)", len(candidates())) as adv:
-            seen = []
-            profiles = load_profiles(threads, refresh, progress=lambda n: (seen.append(n), adv(len(seen))))
-        ranked = advise(link_gbps, profiles, int(gib * 2**30))
-        prof = {(p.codec, p.engine): p for p in profiles}
-        table(f"codecs for {gib:g} GiB over {link_gbps:g} Gbit/s, {threads} threads (best first)",
+        from colony.cli.runtime import _attach, _config, _read_state
+        from colony.codec.advise import advise
+        from colony.codec.profile import profiles
+        from colony.runtime.calibrate import calibrate, record, summary
+        from colony.runtime.client import Colony
+        cfg = _config(config)
+        temporary = address is None and _read_state(cfg.name) is None
+        colony = Colony(cfg) if temporary else _attach(config, address)[0]
+        try:
+            rec = record(colony, device)
+            if refresh or not profiles(rec):
+                with console.status(f"calibrating {device} (device suite, codecs on every engine present)"):
+                    rec = calibrate(colony, [device], quick=quick)[device]
+        finally:
+            colony.shutdown() if temporary else None
+        found = profiles(rec)
+        link = link_gbps if link_gbps is not None else summary(rec)["h2d_gbps"] * 8
+        ranked = advise(link, found, int(gib * 2**30))
+        prof = {(p.codec, p.engine): p for p in found}
+        threads = found[0].threads
+        table(f"codecs for {gib:g} GiB from {device} ({threads} threads) over {link:.3g} Gbit/s (best first)",
               ["codec", "engine", "total s", "serialize s", "transfer s", "deserialize s", "ratio"],
               [(a.codec, a.engine, a.seconds, a.serialize_s, a.transfer_s, a.deserialize_s,
                 prof[(a.codec, a.engine)].ratio) for a in ranked])
         console.print(f"[bold]advice:[/] {ranked[0].codec} on engine {ranked[0].engine}")
-        save_json(json_out, {"link_gbps": link_gbps, "threads": threads, "advice": ranked[0].codec,
+        save_json(json_out, {"device": device, "link_gbps": link, "threads": threads, "advice": ranked[0].codec,
                              "engine": ranked[0].engine,
-                             "ranking": [asdict(a) for a in ranked], "profiles": [asdict(p) for p in profiles]})
+                             "ranking": [asdict(a) for a in ranked], "profiles": [asdict(p) for p in found]})
 
     @codec_app.command("engines")
     def engines_cmd():

@@ -69,8 +69,9 @@ def _local(tables: dict, device: str):
 
 
 def _open(rows: int, device: str, seed: int, calib_runs: int, local: bool, recalibrate: bool = False,
-          data: str | None = None, calib_rows: int = 1_000_000):
-    """A colony with the tables on ``device`` and calibrated query models (cached per device)."""
+          data: str | None = None, calib_rows: int = 1_000_000, timing: dict | None = None):
+    """A colony with the tables on ``device`` and calibrated query models (cached per device).
+    ``timing`` gets ``calibration_s`` (None when every device's record was still valid)."""
     from rich.console import Console
 
     from colony.drivers.query import QueryClient, ensure_calibrated
@@ -85,8 +86,12 @@ def _open(rows: int, device: str, seed: int, calib_runs: int, local: bool, recal
         def start():
             bar.update(task, visible=True)
             bar.refresh()
-        ensure_calibrated(colony, host, calib_runs, calib_rows, recalibrate, on_calibrate=start,
-                          progress=lambda d: (bar.update(task, advance=1), bar.refresh()))
+        t0 = time.perf_counter()
+        did = ensure_calibrated(colony, host, calib_runs, calib_rows, recalibrate, on_calibrate=start,
+                                progress=lambda d: (bar.update(task, advance=1), bar.refresh()))
+    if timing is not None:
+        timing.update(calibration_s=time.perf_counter() - t0 if did else None, calib_runs=calib_runs,
+                      calib_rows=calib_rows)
     client = QueryClient(colony, host, {n: TableSpec(n, n, "*") for n in tables})
     return colony, client, close
 
@@ -197,7 +202,8 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
             raise typer.BadParameter(f"cannot read --queries {queries!r}: {e.strerror}") from None
         if not qs:
             raise typer.BadParameter(f"{queries} holds no SQL statements")
-        colony, client, close = _open(rows, device, seed, calib_runs, local, recalibrate, data, calib_rows)
+        timing: dict = {}
+        colony, client, close = _open(rows, device, seed, calib_runs, local, recalibrate, data, calib_rows, timing)
         t0 = time.time()
         recs: list = []
 
@@ -208,7 +214,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
             with open(json_out, "w") as f:
                 json.dump({"summary": summ if summ is not None else summarize(recs), "partial": summ is None,
                            "machine": machine(), "rows": rows, "data": data, "queries_file": queries,
-                           "repeats": repeats, "wall_s": time.time() - t0,
+                           "repeats": repeats, "wall_s": time.time() - t0, "calibration": timing,
                            "learner_kept": {d: (m or {}).get("report", {}).get("kept") for d, m in models.items()},
                            "calibration_report": {d: (m or {}).get("report") for d, m in models.items()},
                            "colony": "emulated in-process (LocalColony, paced links)" if local else

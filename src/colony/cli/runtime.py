@@ -260,15 +260,21 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
             json_out.write_text(json.dumps(results, indent=1))
 
     @bench_app.command("inject")
-    def bench_inject(json_out: Path = typer.Option(Path("bench/results/inject.json"), "--json",
-                                                   help="where the JSON goes"),
-                     sizes: str = typer.Option("1M,4M,16M,64M", help="particle counts, e.g. 1M,4M,16M,64M"),
+    def bench_inject(json_out: Path = typer.Option(None, "--json",
+                                                   help="where the JSON goes (default bench/results/inject.json, "
+                                                        "inject_sweep.json with --sweep)"),
+                     sizes: str = typer.Option(None, help="particle counts, e.g. 1M,4M,16M,64M "
+                                                          "(default 1M,4M,16M,64M; 16M,64M with --sweep)"),
                      nodes: int = typer.Option(3, help="Ray nodes of the multi-node colony (>= 3)"),
-                     repeats: int = typer.Option(3, help="warm runs per size after the cold one"),
+                     repeats: int = typer.Option(3, help="warm runs per size after the cold one (--sweep: rounds)"),
+                     sweep: bool = typer.Option(False, "--sweep", help="sweep placement, Flight message size, "
+                                                "batch size and pipeline depth on the multi-node colony"),
                      temp_dir: str = typer.Option("/tmp/ray-colony-bench", help="Ray temp dir")):
         """Host->device injection GB/s, embedded vs multi-node, beside memcpy and IPC serialization."""
         from colony.bench.inject import run_cli
-        run_cli(json_out=json_out, sizes=sizes, nodes=nodes, repeats=repeats, temp_dir=temp_dir)
+        json_out = json_out or Path("bench/results/inject_sweep.json" if sweep else "bench/results/inject.json")
+        run_cli(json_out=json_out, sizes=sizes or ("16M,64M" if sweep else "1M,4M,16M,64M"), nodes=nodes,
+                repeats=repeats, temp_dir=temp_dir, sweep=sweep)
 
     @bench_app.command("transfer")
     def bench_transfer(json_out: Path = typer.Option(Path("bench/results/transfer.json"), "--json",

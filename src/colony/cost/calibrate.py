@@ -193,8 +193,9 @@ def calibrate(device: str, threads: int, n_runs: int = 120, min_rows: int = 20_0
 
 
 def calibration_tables(n_runs: int, min_rows: int, max_rows: int, seed: int, rng) -> dict:
-    """Random particle tables (log-uniform sizes, 1-4 objects, 5-100 % distinct particle ids,
-    so group counts span 1 to one per row) and TPC-H-shaped lineitem/orders at a few scales.
+    """Random particle tables (log-uniform sizes, stratified so every stretch of the range has
+    one and the largest lies near ``max_rows``; 1-4 objects, 5-100 % distinct particle ids, so
+    group counts span 1 to one per row) and TPC-H-shaped lineitem/orders at a few scales.
     Each entry: (partitions, statistics, the partitions packed as stored objects), per table."""
     out: dict = {"particles": [], "tpch": []}
 
@@ -203,8 +204,12 @@ def calibration_tables(n_runs: int, min_rows: int, max_rows: int, seed: int, rng
         st = {n: TableStats.merge([TableStats.build([p], nbytes=b.size) for p, b in zip(parts, packed[n])])
               for n, parts in tables.items()}
         return tables, st, packed
-    for i in range(max(4, n_runs // 10)):
-        n = int(np.exp(rng.uniform(np.log(min_rows), np.log(max_rows))))
+    k_tables = max(4, n_runs // 10)
+    lo, hi = np.log(min_rows), np.log(max_rows)
+    for i in range(k_tables):
+        # one table per equal stretch of log size: independent draws left the top of the range
+        # empty (24 draws up to 1.2M rows gave at most 808k), so large inputs were extrapolated
+        n = int(np.exp(lo + (i + rng.uniform()) / k_tables * (hi - lo)))
         t = uniform(n, seed=seed * 1000 + i, n_particles=max(1, int(n * rng.uniform(0.05, 1.0))))
         k = int(rng.integers(1, 5))                      # 1-4 objects per table
         out["particles"].append(entry({"particles": [t.slice(j * n // k, (j + 1) * n // k - j * n // k)

@@ -21,6 +21,8 @@ depth), else :class:`~colony.errors.InvalidArgument`.
 from __future__ import annotations
 
 import json
+import math
+import operator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,8 +46,25 @@ def _inliers(pred: np.ndarray, y: np.ndarray, k: float = 3.0) -> np.ndarray:
     return keep if keep.sum() >= max(8, len(y) // 2) else np.ones(len(y), bool)
 
 
+_ALL_FEATURES = operator.itemgetter(*FEATURES)
+
+
+def _values(ops: dict) -> tuple:
+    try:                  # an estimator's op vector has every feature: one C call, not 28 lookups
+        return tuple(map(float, _ALL_FEATURES(ops)))
+    except KeyError:
+        return tuple(float(ops.get(k, 0.0)) for k in FEATURES)
+
+
 def _x(ops: dict) -> np.ndarray:
-    return np.array([float(ops.get(k, 0.0)) for k in FEATURES], dtype=np.float64)
+    return np.array(_values(ops), dtype=np.float64)
+
+
+def _dot(a, b) -> float:
+    """One prediction's sum of products in plain floats: a decision prices a handful of op
+    vectors, and numpy's per-call cost (cold, in a device that just ran a query) was most of
+    it. Exactly rounded (fsum), so it differs from a BLAS dot only in the last bits."""
+    return math.fsum(map(operator.mul, a, b))
 
 
 def ape(pred, actual) -> np.ndarray:
@@ -79,9 +98,16 @@ class NNLSExec:
         _, a, coef, _ = best
         return cls(coef=list(coef[1:] / scale), intercept=float(coef[0]), serial=float(a))
 
+    def __post_init__(self) -> None:
+        self._coef = np.asarray(self.coef)       # once, not per prediction (estimation overhead)
+
     def predict(self, X: np.ndarray, threads: np.ndarray) -> np.ndarray:
         f = self.serial + (1.0 - self.serial) / np.maximum(threads, 1)
-        return self.intercept + (X @ np.asarray(self.coef)) * f
+        return self.intercept + (X @ self._coef) * f
+
+    def predict_one(self, x: tuple, threads: float) -> float:
+        f = self.serial + (1.0 - self.serial) / max(threads, 1)
+        return self.intercept + _dot(x, self.coef) * f
 
     def to_json(self) -> dict:
         return {"kind": "nnls", "coef": self.coef, "intercept": self.intercept, "serial": self.serial}
@@ -112,10 +138,24 @@ class OpsExec:
         return cls(serial=list(coef[1:k + 1] / scale), parallel=list(coef[k + 1:] / scale),
                    intercept=float(coef[0]))
 
+    def __post_init__(self) -> None:
+        self._serial, self._parallel = np.asarray(self.serial), np.asarray(self.parallel)   # once
+        self._per_op: dict = {}
+
+    def per_op(self, threads: float) -> list:
+        """Seconds per unit of each operator at ``threads`` (serial + parallel / threads), kept per count."""
+        w = self._per_op.get(threads)
+        if w is None:
+            t = max(threads, 1.0)
+            w = self._per_op[threads] = [s + p / t for s, p in zip(self.serial, self.parallel)]
+        return w
+
     def predict(self, X: np.ndarray, threads: np.ndarray) -> np.ndarray:
         X = np.atleast_2d(X)
-        return self.intercept + X @ np.asarray(self.serial) + (X @ np.asarray(self.parallel)) / np.maximum(
-            np.asarray(threads, float), 1)
+        return self.intercept + X @ self._serial + (X @ self._parallel) / np.maximum(np.asarray(threads, float), 1)
+
+    def predict_one(self, x: tuple, threads: float) -> float:
+        return self.intercept + _dot(x, self.serial) + _dot(x, self.parallel) / max(float(threads), 1.0)
 
     def to_json(self) -> dict:
         return {"kind": "ops", "serial": self.serial, "parallel": self.parallel, "intercept": self.intercept}
@@ -240,6 +280,8 @@ class LinearModel:
         return cls(a=float(coef[0]), b=float(coef[1] / s))
 
     def predict(self, x):
+        if isinstance(x, (int, float)):        # one value: the same two roundings, without numpy
+            return self.a + self.b * float(x)
         return self.a + self.b * np.asarray(x, float)
 
     def to_json(self) -> dict:
@@ -271,9 +313,19 @@ class Residuals:
     def factor(self, family: str | None) -> float:
         if not family:
             return 1.0
-        lg = sum(self.state[k]["log"] for k in self._keys(family) if k in self.state)
-        lim = float(np.log(self.bound))
-        return float(np.exp(np.clip(lg, -lim, lim)))
+        st = self.state
+        own = st.get(family)
+        dev = None if family.startswith("total:") or family == self.GLOBAL else st.get(self.GLOBAL)
+        if own is None and dev is None:
+            return 1.0
+        lg = (dev["log"] if dev is not None else 0) + (own["log"] if own is not None else 0)
+        lim = self._lim()
+        return math.exp(min(max(lg, -lim), lim))
+
+    def _lim(self) -> float:
+        if getattr(self, "_lim_of", None) != self.bound:      # log(bound), once per bound
+            self._lim_of, self._lim_v = self.bound, float(np.log(self.bound))
+        return self._lim_v
 
     def update(self, family: str, predicted: float, actual: float) -> None:
         if predicted <= 0 or actual <= 0 or not family:
@@ -324,10 +376,14 @@ class DeviceModels:
     ser_time: LinearModel                     # seconds from result bytes
     ser_bytes: LinearModel                    # bytes from rows * row width
     deser_s: float                            # zero-copy decode of a stored object (constant)
-    link: LinearModel | None = None           # transfer seconds from bytes, device -> host
+    link: LinearModel | None = None           # transfer seconds from bytes, this device -> client
+    link_host: LinearModel | None = None      # transfer seconds from bytes, this device -> host (push-back)
     report: dict = field(default_factory=dict)   # held-out errors of every learner tried
     exec_linear: object | None = None         # a linear model (OpsExec/NNLSExec), used beyond the calibrated sizes
     rows_max: float = 0.0                     # largest input calibrated
+    # measured stretch of new work on the device's cores while it calibrated (1: nothing else
+    # ran): the models price work at that load, so only a stretch beyond it is contention
+    stretch: float = 1.0
     setup: LinearModel | None = None          # seconds to map stored objects into an engine, per batch
     # measured total = a + b * predicted total, per placement, fitted on probe queries sent
     # through the call path queries take (call, queueing, (de)serialization, pacing)
@@ -336,16 +392,20 @@ class DeviceModels:
 
     def family(self, ops: dict, threads: int | None = None) -> str | None:
         """The operator family that dominates this op vector's predicted execution time."""
+        return self._family(_values(ops), threads)
+
+    def _family(self, x: tuple, threads: int | None) -> str | None:
         lin = self.exec if isinstance(self.exec, (OpsExec, NNLSExec)) else self.exec_linear
-        x = _x(ops)
         t = float(threads or self.threads)
         if isinstance(lin, OpsExec):
-            share = x * (np.asarray(lin.serial) + np.asarray(lin.parallel) / max(t, 1.0))
+            w = lin.per_op(t)
         elif isinstance(lin, NNLSExec):
-            share = x * np.asarray(lin.coef)
+            w = lin.coef
         else:
             return None
-        return FEATURES[int(np.argmax(share))] if share.max() > 0 else None
+        share = list(map(operator.mul, x, w))
+        top = max(share)
+        return FEATURES[share.index(top)] if top > 0 else None      # the first largest, as argmax
 
     def predict_total(self, placement: str, raw: float) -> float:
         m = self.call_path.get(placement) or (self.call_path.get("back") if placement == "split" else None)
@@ -362,13 +422,17 @@ class DeviceModels:
     def predict_exec(self, ops: dict, threads: int | None = None) -> float:
         """Kept learner inside the calibrated sizes; a forest cannot extrapolate, so larger
         inputs than calibration saw are priced by the linear (NNLS) model."""
-        t = np.array([threads or self.threads], float)
+        t = float(threads or self.threads)
         m = self.exec
         if (self.exec_linear is not None and isinstance(m, ForestExec) and self.rows_max
                 and ops.get("rows", 0.0) > 1.2 * self.rows_max):
             m = self.exec_linear
-        raw = float(max(m.predict(_x(ops)[None, :], t)[0], 0.0))
-        return raw * self.residuals.factor(self.family(ops, threads))
+        x = _values(ops)
+        if isinstance(m, (OpsExec, NNLSExec)):
+            raw = max(m.predict_one(x, t), 0.0)
+        else:
+            raw = float(max(m.predict(np.array(x)[None, :], np.array([t]))[0], 0.0))
+        return raw * self.residuals.factor(self._family(x, threads))
 
     def predict_bytes(self, rows: float, width: float) -> float:
         return float(max(self.ser_bytes.predict(rows * width), 0.0))
@@ -377,14 +441,22 @@ class DeviceModels:
         return float(max(self.ser_time.predict(nbytes), 0.0))
 
     def predict_transfer(self, nbytes: float) -> float:
+        """Seconds to send ``nbytes`` from this device to the client (a result)."""
         return float(max(self.link.predict(nbytes), 0.0)) if self.link else 0.0
+
+    def predict_push(self, nbytes: float) -> float:
+        """Seconds to send ``nbytes`` from this device to the host (push-back objects, a split's
+        lower result); the client link's fit where that leg was not calibrated."""
+        m = self.link_host or self.link
+        return float(max(m.predict(nbytes), 0.0)) if m else 0.0
 
     def to_json(self) -> dict:
         return {"device": self.device, "threads": self.threads, "features": list(FEATURES),
                 "exec": self.exec.to_json(),
                 "ser_time": self.ser_time.to_json(), "ser_bytes": self.ser_bytes.to_json(),
                 "deser_s": self.deser_s, "link": self.link.to_json() if self.link else None,
-                "report": self.report, "rows_max": self.rows_max,
+                "link_host": self.link_host.to_json() if self.link_host else None,
+                "report": self.report, "rows_max": self.rows_max, "stretch": self.stretch,
                 "setup": self.setup.to_json() if self.setup else None, "call_path": self.call_path,
                 "exec_linear": self.exec_linear.to_json() if self.exec_linear else None}
 
@@ -408,7 +480,9 @@ class DeviceModels:
         return cls(device=d["device"], threads=d["threads"], exec=exec_from_json(d["exec"]),
                    ser_time=LinearModel(**d["ser_time"]), ser_bytes=LinearModel(**d["ser_bytes"]),
                    deser_s=d["deser_s"], link=LinearModel(**d["link"]) if d.get("link") else None,
+                   link_host=LinearModel(**d["link_host"]) if d.get("link_host") else None,
                    report=d.get("report", {}), rows_max=d.get("rows_max", 0.0),
+                   stretch=max(1.0, float(d.get("stretch", 1.0))),
                    setup=LinearModel(**d["setup"]) if d.get("setup") else None, call_path=d.get("call_path") or {},
                    exec_linear=exec_from_json(d["exec_linear"]) if d.get("exec_linear") else None)
 
@@ -440,13 +514,18 @@ def fit_exec(runs: list[dict], folds: int = 5, seed: int = 0) -> tuple[object, d
     fold = rng.permutation(len(y)) % max(2, min(folds, len(y)))
     report: dict = {"selection": f"{int(fold.max()) + 1}-fold cross-validation on the calibration runs, "
                                  "lowest median APE kept", "runs": int(len(y))}
+    rows = X[:, FEATURES.index("rows")]
+    large = rows >= 0.25 * rows.max()          # the top of the calibrated sizes, where big queries sit
     for name, fit in LEARNERS.items():
         errs = np.empty(len(y))
         for k in range(int(fold.max()) + 1):
             te, tr = fold == k, fold != k
             errs[te] = ape(fit(X[tr], T[tr], y[tr], seed).predict(X[te], T[te]), y[te])
         report[name] = {"ape_median": float(np.median(errs)), "ape_p90": float(np.percentile(errs, 90)),
-                        "mape": float(np.mean(errs))}
+                        "mape": float(np.mean(errs)),
+                        "large": {"runs": int(large.sum()), "min_rows": float(0.25 * rows.max()),
+                                  "ape_median": float(np.median(errs[large])),
+                                  "ape_p90": float(np.percentile(errs[large], 90))}}
     kept = min(LEARNERS, key=lambda k: report[k]["ape_median"])
     report["kept"] = kept
     return LEARNERS[kept](X, T, y, seed), report

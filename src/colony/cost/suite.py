@@ -4,18 +4,22 @@ record (pure; no Ray).
 Cost models learn devices only from these records, never from emulation settings. The
 in-device part (memcpy, Arrow IPC serialize/deserialize, the Colony object format, a few
 Arrow kernels) runs inside the device's process under its real budgets; the runtime adds
-transfers at several sizes over the device's link. One record per device,
-``$COLONY_CALIBRATION_DIR/<device>.json`` (default ``~/.cache/colony/calibration``), holds
-the suite's results, the query cost models (``query``: execution, serialization, setup,
+transfers at several sizes over the device's link. One record per device and fingerprint,
+``$COLONY_CALIBRATION_DIR/<device>@<fingerprint>.json`` (default ``~/.cache/colony/calibration``),
+holds the suite's results, the query cost models (``query``: execution, serialization, setup,
 link and call-path models) and the fingerprint the runtime computed for the device. The
-fingerprint is only compared, never read: a record of another fingerprint is stale and
-dropped whole the next time any part is written (:func:`update`).
+fingerprint is only compared and used as a file key, never read: a device whose only records
+carry other fingerprints is stale (it changed, or it is another colony's device of the same
+name; each keeps its own record instead of overwriting the other's). The newest
+:data:`KEEP` records per device name are kept.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from colony import codec
+from colony.codec import profile as codec_profile
 from colony.machine import describe
 from colony.timing import best_of
 
@@ -31,6 +36,7 @@ SIZES = (64 << 10, 1 << 20, 16 << 20, 64 << 20)          # bytes for memcpy / tr
 ROWS = (100_000, 1_000_000)                              # rows for IPC and kernels
 QUICK_SIZES = (64 << 10, 1 << 20, 8 << 20)
 QUICK_ROWS = (50_000, 200_000)
+KEEP = 4                                                 # records kept per device name (other fingerprints)
 
 
 def calibration_dir() -> Path:
@@ -38,48 +44,52 @@ def calibration_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "colony" / "calibration"
 
 
-def path_for(device: str, directory=None) -> Path:
-    return (Path(directory) if directory else calibration_dir()) / f"{device}.json"
+def path_for(device: str, fingerprint: str, directory=None) -> Path:
+    return (Path(directory) if directory else calibration_dir()) / f"{device}@{fingerprint}.json"
 
 
-def save(device: str, result: dict, directory=None) -> Path:
-    p = path_for(device, directory)
+def _others(device: str, fingerprint: str, directory=None) -> list[Path]:
+    """The device's records made for other fingerprints, newest first."""
+    d = Path(directory) if directory else calibration_dir()
+    mine = path_for(device, fingerprint, directory)
+    found = [p for p in d.glob(f"{glob.escape(device)}@*.json") if p != mine and p.stem.rpartition("@")[0] == device]
+    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+
+
+def save(device: str, fingerprint: str, result: dict, directory=None) -> Path:
+    p = path_for(device, fingerprint, directory)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_suffix(f".json.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(result, indent=1, sort_keys=True))
+    tmp.write_text(json.dumps({**result, "fingerprint": fingerprint}, indent=1, sort_keys=True))
     os.replace(tmp, p)
+    for old in _others(device, fingerprint, directory)[KEEP - 1:]:
+        old.unlink(missing_ok=True)
     return p
 
 
-def load(device: str, directory=None) -> dict:
-    """The persisted record of ``device`` as stored, or {} when it was never calibrated."""
-    p = path_for(device, directory)
+def load(device: str, fingerprint: str, directory=None) -> dict:
+    """The persisted record of ``device`` for ``fingerprint`` as stored, or {} when there is none."""
     try:
-        return json.loads(p.read_text())
+        return json.loads(path_for(device, fingerprint, directory).read_text())
     except (OSError, ValueError):
         return {}
 
 
 def record(device: str, fingerprint: str, directory=None) -> dict:
-    """The device's record if it was made for ``fingerprint``; {} when there is none;
-    ``{"stale": why}`` when it was made for another (the device changed: recalibrate)."""
-    rec = load(device, directory)
-    if not rec:
-        return {}
-    if rec.get("fingerprint") != fingerprint:
-        return {"stale": f"device {device!r} changed since its calibration (role, threads, link, runtime, software "
-                         "or layout); recalibrate it (colony calibrate, or any query recalibrates its cost models)"}
-    return rec
+    """The device's record made for ``fingerprint``; {} when the device was never calibrated;
+    ``{"stale": why}`` when its only records are for other fingerprints (recalibrate)."""
+    rec = load(device, fingerprint, directory)
+    if rec or not _others(device, fingerprint, directory):
+        return rec
+    return {"stale": f"device {device!r} changed since its calibration (role, threads, link, runtime, software "
+                     "or layout); recalibrate it (colony calibrate, or any query recalibrates its cost models)"}
 
 
 def update(device: str, fingerprint: str, parts: dict, directory=None) -> dict:
-    """Write ``parts`` into the device's record; a record of another fingerprint goes whole."""
-    rec = load(device, directory)
-    if rec.get("fingerprint") != fingerprint:
-        rec = {}
-    rec.update(parts)
+    """Write ``parts`` into the device's record for ``fingerprint``."""
+    rec = {**load(device, fingerprint, directory), **parts}
+    save(device, fingerprint, rec, directory)
     rec["fingerprint"] = fingerprint
-    save(device, rec, directory)
     return rec
 
 
@@ -89,7 +99,8 @@ def _particles(rows: int, seed: int) -> pa.Table:
 
 
 def device_suite(threads: int, seed: int = 0, quick: bool = False) -> dict:
-    """Time the fixed in-device suite; every entry is (size, seconds, rate)."""
+    """Time the fixed in-device suite; every entry is (size, seconds, rate); ``codecs`` holds
+    each (codec, engine)'s throughput and ratio (``colony.codec.profile.profiles``)."""
     sizes = QUICK_SIZES if quick else SIZES
     rows_list = QUICK_ROWS if quick else ROWS
     out: dict = {"threads": threads, "machine": describe(), "memcpy": [], "ipc_serialize": [],
@@ -131,4 +142,7 @@ def device_suite(threads: int, seed: int = 0, quick: bool = False) -> dict:
         for name, fn in kernels.items():
             s = best_of(fn)
             out["kernels"].append({"kernel": name, "rows": rows, "seconds": s, "rows_per_s": rows / s})
+    # every codec on every compression engine present, at the largest row count (codec advice)
+    table = _particles(rows_list[-1], seed).combine_chunks()
+    out["codecs"] = [asdict(p) for p in codec_profile.calibrate(table, threads=threads)]
     return out

@@ -2,15 +2,23 @@
 
 Time model (thesis fig 5.11), every term predicted by a calibrated model:
 
-- down  = setup_dev(objects, rows) + exec_dev(ops) + ser_dev(result) + link(result) + deser_host
-- back  = link(raw objects) + setup_host(objects, rows) + wait_host + exec_host(ops, free threads)
-- split = setup_dev(objects, rows) + exec_dev(lower ops) + ser_dev(lower result) + link(lower result)
-          + deser_host + wait_host + exec_host(upper ops, free threads)
+- down  = setup_dev(objects, rows) + exec_dev(ops) + ser_dev(result) + link_dev->client(result)
+          + deser_client
+- back  = link_dev->host(raw objects) + setup_host(objects, rows) + wait_host
+          + exec_host(ops, free threads) + link_host->client(result)
+- split = setup_dev(objects, rows) + exec_dev(lower ops) + ser_dev(lower result)
+          + link_dev->host(lower result) + deser_host + wait_host + exec_host(upper ops, free threads)
+          + link_host->client(result)
 
-``wait_host`` comes from the host's load report: the predicted host-seconds of the work it
-has admitted and not finished (its backlog: every push-back reserves its predicted host
-time when it is decided, so a burst of devices sees each other's choices), over its threads,
-stretched by the contention measured on its cores. The device's own backlog and measured
+Each link term is the leg the bytes take (the runtime relays a push-back's result from the
+host straight to the client), fitted by calibration on that leg: the device's two fits
+(``link``, ``link_host``) and the host's own ``link``.
+
+``wait_host`` comes from the host's load report: the host-seconds of the work it has
+admitted and not finished (its backlog: every push-back reserves its predicted host time
+when it is decided, so a burst of devices sees each other's choices; the host reports it in
+measured seconds, scaled by the rate at which it really gets through a predicted second),
+over its threads, stretched by the contention measured on its cores. The device's own backlog and measured
 contention enter the device's part of every placement (a sifting run on the same SmartNIC
 makes its cores busy, so the device prices its own work higher, the sending of a push-back's
 raw objects included). Plans the estimator cannot model (joins)
@@ -44,11 +52,12 @@ class HostLoad:
     free_threads: int = 1
     threads: int = 1
     service_s: float = 0.0        # recent mean time per pushed-back query (EWMA)
-    backlog_s: float | None = None   # predicted host-seconds admitted and not yet done
+    backlog_s: float | None = None   # host-seconds admitted and not yet done (predicted x measured rate)
     slowdown: float = 1.0         # measured contention on the host's cores (>= 1)
+    rate: float = 1.0             # measured seconds per predicted second of recent pushed-back work
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return dict(vars(self))       # flat numbers: asdict's deep copy costs ~20 us a decision
 
     def wait_s(self) -> float:
         work = self.backlog_s if self.backlog_s is not None else self.queue_depth * self.service_s
@@ -64,8 +73,9 @@ class DeviceLoad:
     service_s: float = 0.0
     threads: int = 1
     limit: int = 64
-    backlog_s: float | None = None   # predicted device-seconds of queries admitted here, not done
+    backlog_s: float | None = None   # device-seconds admitted here, not done (predicted x measured rate)
     slowdown: float = 1.0         # measured contention on the device's cores (co-located services)
+    rate: float = 1.0             # measured seconds per predicted second of recent work here
 
     def wait_s(self) -> float:
         work = self.backlog_s if self.backlog_s is not None else self.queue_depth * self.service_s
@@ -108,15 +118,18 @@ def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad
     down = {"deser": setup_dev, "exec": dev.predict_exec(est.ops), "ser": dev.predict_ser(rb),
             "transfer": dev.predict_transfer(rb), "deser_host": host.deser_s, "bytes": rb}
     out["down"] = down
-    back = {"transfer": dev.predict_transfer(est.input_bytes), "deser_host": setup_host,
-            "wait": wait, "exec_host": host.predict_exec(est.ops, threads), "bytes": float(est.input_bytes)}
+    hb = host.predict_bytes(est.rows, est.out_width)       # the host's result, host -> client
+    back = {"transfer": dev.predict_push(est.input_bytes), "deser_host": setup_host,
+            "wait": wait, "exec_host": host.predict_exec(est.ops, threads),
+            "result": host.predict_transfer(hb), "bytes": float(est.input_bytes)}
     out["back"] = back
     if est.split_ops is not None:
         sb = dev.predict_bytes(est.split_rows, est.split_width)
         out["split"] = {"deser": setup_dev, "exec": dev.predict_exec(est.split_ops),
-                        "ser": dev.predict_ser(sb), "transfer": dev.predict_transfer(sb),
+                        "ser": dev.predict_ser(sb), "transfer": dev.predict_push(sb),
                         "deser_host": host.deser_s, "wait": wait,
-                        "exec_host": host.predict_exec(est.upper_ops, threads), "bytes": sb}
+                        "exec_host": host.predict_exec(est.upper_ops, threads),
+                        "result": host.predict_transfer(hb), "bytes": sb}
     if load.slowdown > 1.0:      # other work on the host's cores stretches the host's part
         for v in out.values():
             if "exec_host" in v:

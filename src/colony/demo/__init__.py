@@ -77,6 +77,10 @@ def sift_section(report: Report, c, particles: int, steps: int) -> dict:
 def query_section(report: Report, c, rows: int) -> dict:
     from colony.demo.query import query_demo
     out = query_demo(c, str(report.dir), rows=rows)
+    import json
+    from colony.machine import describe
+    (Path(report.dir) / "query_demo.json").write_text(json.dumps({**out, "machine": describe()}, indent=1,
+                                                                 default=str))
     report.section("In-transit queries: push-down, push-back or split",
                    f"{rows:,} particles spread over the SmartNICs ({out['colony']}). The decision engine picks a "
                    "placement per query from calibrated per-device models; every placement is also run to show "

@@ -364,7 +364,7 @@ def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate
     whether it calibrated. ``progress(device)`` is called as each device finishes."""
     health = [colony.call(d.name, "query", "health") for d in colony.devices()]
     # a device whose online correction drifted past its bound is recalibrated too
-    have = all(h["calibrated"] and not h.get("drift") for h in health)
+    have = all(h["calibrated"] and h.get("links_calibrated", True) and not h.get("drift") for h in health)
     if recalibrate or not have:
         if on_calibrate:
             on_calibrate()
@@ -387,19 +387,27 @@ def calibrate_colony(colony, host: str, n_runs: int = 120, max_rows: int = 400_0
         out[d] = colony.call(d, "query", "calibrate", n_runs=n_runs, max_rows=max_rows, seed=seed + i)
         if progress:
             progress(d)
+
+    def fetch(n, d):
+        t0 = time.perf_counter()
+        colony.call(d, "query", "blob", n)
+        return time.perf_counter() - t0
+    # every leg a result or pushed-back object takes: device -> client, device -> host, and
+    # host -> client (the runtime relays a push-back's result from the host to the client)
+    link, rep = calibrate_link(lambda n: fetch(n, host), seed=seed)
+    colony.call(host, "query", "set_link", link.to_json(), rep)
+    host_models = out[host] = colony.call(host, "query", "models_json")
     for d in devices:
         if d == host:
             continue
-
-        def fetch(n, d=d):
-            t0 = time.perf_counter()
-            colony.call(d, "query", "blob", n)
-            return time.perf_counter() - t0
-        link, rep = calibrate_link(fetch, seed=seed)
+        link, rep = calibrate_link(lambda n, d=d: fetch(n, d), seed=seed)
         colony.call(d, "query", "set_link", link.to_json(), rep)
-        colony.call(d, "query", "set_host_models", out[host])
+        link, rep = calibrate_link(lambda n, d=d: colony.call(d, "query", "push_probe", host, n), seed=seed)
+        colony.call(d, "query", "set_link", link.to_json(), rep, "host")
+        colony.call(d, "query", "set_host_models", host_models)
     calibrate_call_path(colony, host, [d for d in devices if d != host],
-                        sizes=(max(5_000, max_rows // 20), max(10_000, max_rows // 4)), seed=seed)
+                        sizes=(max(5_000, max_rows // 20), max(10_000, max_rows // 4), max(20_000, max_rows)),
+                        seed=seed)
     for d in devices:
         if d != host:
             out[d] = colony.call(d, "query", "models_json")
@@ -415,32 +423,53 @@ PROBES = ("select * from particles where x < {p}",
 PROBE_POOL = "__colony_probe__"
 
 
+def _probe_sets(sizes, seed: int):
+    """(tables, probe templates) per probe size: the particle probes at every size, and the
+    calibration's own lineitem/orders templates (colony.cost.calibrate.LTEMPLATES: dates,
+    decimals, strings, a join, wide filter results) on TPC-H-shaped tables at the two
+    largest, so the call-path fit sees the shapes and sizes a multi-table schema brings."""
+    from colony.cost.calibrate import LTEMPLATES
+    from colony.data import tpch, uniform
+    for i, n in enumerate(sizes):
+        yield {"particles": uniform(n, seed=seed + i, n_particles=max(1, n // 4))}, PROBES
+    for i, n in enumerate(sorted(sizes)[-2:]):
+        t = tpch.tables(sf=max(n / 6_000_000, 0.001), seed=seed + 100 + i)
+        yield {"lineitem": t["lineitem"], "orders": t["orders"]}, tuple(LTEMPLATES.values())
+
+
 def calibrate_call_path(colony, host: str, devices: list[str], sizes=(40_000, 300_000), seed: int = 0) -> dict:
     """Send probe queries through the path real queries take (this client, the runtime's
     calls and links, the device's queue, the host's engine) under every placement, and fit
     measured = a + b * predicted per placement; the device adds it to its predictions."""
     from colony.cost.calibrate import fill
     from colony.cost.models import ape
-    from colony.data import uniform
     rng = np.random.Generator(np.random.SFC64(seed + 17))
+    sets = list(_probe_sets(sizes, seed))
     out = {}
     for d in devices:
         pts: dict = {pl: ([], []) for pl in ("down", "back", "split")}
-        for i, n in enumerate(sizes):
-            t = uniform(n, seed=seed + i, n_particles=max(1, n // 4))
-            keys = [f"probe-{i}-{j}" for j in range(2)]
-            for j, k in enumerate(keys):
-                colony.call(d, "query", "probe_table", PROBE_POOL, k, t.slice(j * n // 2, n // 2))
-            client = QueryClient(colony, host, {"particles": TableSpec("particles", PROBE_POOL, "*")})
+        unpriced = 0
+        for i, (tables, probes) in enumerate(sets):
+            keys = []
+            for name, t in tables.items():
+                for j in range(2):
+                    keys.append(f"probe-{i}-{name}-{j}")
+                    n = t.num_rows
+                    colony.call(d, "query", "probe_table", PROBE_POOL, keys[-1], t.slice(j * n // 2, (n + j) // 2))
+            client = QueryClient(colony, host, {name: TableSpec(name, PROBE_POOL, f"probe-{i}-{name}-*")
+                                                for name in tables}, devices=[d])
             try:
-                for tpl in PROBES:
+                for tpl in probes:
                     sql = fill(tpl, rng)
                     client.query(sql, "down")                      # warm the engine and caches
                     for pl in pts:
                         r = client.query(sql, pl)
                         if r.placement != pl:
                             continue
-                        p = r.decision["predicted"][pl]
+                        p = (r.decision.get("predicted") or {}).get(pl)
+                        if p is None:             # a plan the models cannot price says nothing about the call path
+                            unpriced += 1
+                            continue
                         pts[pl][0].append(p["total"] - p.get("call", 0.0))
                         pts[pl][1].append(r.actual["total"])
             finally:
@@ -455,6 +484,8 @@ def calibrate_call_path(colony, host: str, devices: list[str], sizes=(40_000, 30
             report[pl] = {"n": len(raw), "ape_before_median": float(np.median(ape(raw, act))),
                           "ape_after_median": float(np.median(ape(m.predict(raw), act))),
                           "form": form, "loo_ape_median": loo}
+        if unpriced:
+            report["unpriced_probes"] = unpriced
         colony.call(d, "query", "set_call_path", fits, report)
         out[d] = report
     return out

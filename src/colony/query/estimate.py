@@ -28,8 +28,10 @@ from __future__ import annotations
 import base64
 import json
 import math
+import threading
+import weakref
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable
 
 import datasketches as ds
@@ -315,6 +317,16 @@ class Node:
     det: dict = field(default_factory=dict)     # read# -> reads it determines (joined on their unique key)
 
 
+def replace(node: Node, **changes) -> Node:
+    """A shallow copy of ``node`` with ``changes`` (dataclasses.replace without re-running
+    __init__: the estimator copies nodes at every relation)."""
+    out = object.__new__(Node)
+    d = out.__dict__
+    d.update(node.__dict__)
+    d.update(changes)
+    return out
+
+
 @dataclass
 class Estimate:
     """What the decision engine needs about one plan."""
@@ -352,7 +364,14 @@ class Estimator:
         self.levels: list = []        # (kind, relation JSON, Node), bottom-up, for per-level checks
         self.bounds: list = []
         self._reads = 0
-        self._theta_cache: dict = {}
+        self._cuts: set = set()       # ids of the split's device-side subtrees (see _estimate)
+        self._taps: list = []         # op counters of the cut subtrees being walked
+        self.cut_results: dict = {}   # id(subtree) -> (Node, its own op counts)
+
+    def _add(self, op: str, n: float) -> None:
+        self.ops[op] += n
+        for t in self._taps:
+            t[op] += n
 
     def _bound(self, why: str) -> None:
         if why not in self.bounds:
@@ -431,11 +450,11 @@ class Estimator:
     def _count(self, e, n: float) -> None:
         if e[0] == "fn":
             k = max(1, len(e[2]) - 1) if e[1] in ("and", "or") else 1
-            self.ops[category(e[1])] += n * k
+            self._add(category(e[1]), n * k)
             for a in e[2]:
                 self._count(a, n)
         elif e[0] == "opaque":
-            self.ops["func"] += n
+            self._add("func", n)
             for a in e[1]:
                 self._count(a, n)
 
@@ -770,13 +789,19 @@ class Estimator:
         ca, cb = self._colstats(a[1:]), self._colstats(b[1:])
         if ca is None or cb is None:
             return None
-        key = (a[1], a[2], b[1], b[2])
-        if key not in self._theta_cache:
+        # kept with the column statistics: the same sketches give the same count, and a
+        # query's statistics are the same objects until a put or drop (~0.25 ms a pair)
+        key = ("theta-inter", id(cb))
+        hit = ca._derived.get(key)
+        if hit is None or hit[0]() is not cb:
             it = ds.theta_intersection()
             it.update(ca.theta)
             it.update(cb.theta)
-            self._theta_cache[key] = float(it.get_result().get_estimate())
-        return self._theta_cache[key]
+            if len(ca._derived) > 256:
+                ca._derived.clear()
+            hit = (weakref.ref(cb), float(it.get_result().get_estimate()))
+            ca._derived[key] = hit
+        return hit[1]
 
     # -- relations --------------------------------------------------------------
     def rel(self, j: dict) -> Node:
@@ -784,7 +809,18 @@ class Estimator:
         node = getattr(self, "_" + kind, None)
         if node is None:
             raise Unsupported(f"{kind} relations are not supported by the estimator")
-        out = node(body)
+        if id(j) in self._cuts:
+            # a split's device-side subtree: keep its own op counts as it is walked, so the
+            # split part need not be estimated a second time (same increments, same order)
+            tap: Counter = Counter()
+            self._taps.append(tap)
+            try:
+                out = node(body)
+            finally:
+                self._taps.pop()
+            self.cut_results[id(j)] = (out, tap)
+        else:
+            out = node(body)
         self.node_rows.append((kind, out.rows))
         self.levels.append((kind, j, out))
         return out
@@ -814,9 +850,9 @@ class Estimator:
         base = Node(rows=n, exprs=[("col", table, cols[i], inst) for i in idx], base_rows=n, table=table,
                     frac={inst: 1.0}, size={inst: n})
         n_str = sum(1 for i in idx if (cs := st.columns.get(cols[i])) is not None and cs.items is not None)
-        self.ops["scan"] += st.rows * (len(idx) - n_str)
-        self.ops["scan_str"] += st.rows * n_str
-        self.ops["rows"] += st.rows
+        self._add("scan", st.rows * (len(idx) - n_str))
+        self._add("scan_str", st.rows * n_str)
+        self._add("rows", st.rows)
         if "filter" in b:
             node = Node(rows=base.rows, exprs=[("col", table, c, inst) for c in cols], base_rows=base.rows,
                         table=table, frac={inst: 1.0}, size={inst: n})
@@ -837,7 +873,7 @@ class Estimator:
 
     def _apply_filter(self, inp: Node, cond, out_exprs=None) -> Node:
         self._count(cond, inp.rows)
-        self.ops["filter"] += inp.rows
+        self._add("filter", inp.rows)
         if inp.base_rows is not None:     # one read below: the whole conjunction on the base table
             preds = inp.preds + [cond]
             rows = inp.base_rows * self.sel(("fn", "and", preds) if len(preds) > 1 else preds[0],
@@ -847,7 +883,7 @@ class Estimator:
             rows = inp.rows * self.sel(cond, inp)
         rows = min(rows, inp.rows)
         exprs = out_exprs if out_exprs is not None else inp.exprs
-        self.ops["take"] += rows * len(exprs)
+        self._add("take", rows * len(exprs))
         f = rows / inp.rows if inp.rows else 0.0
         ipreds = dict(inp.ipreds)
         for c in _conjuncts(cond):
@@ -878,7 +914,7 @@ class Estimator:
         rows = max(0.0, inp.rows - off)
         if count is not None and int(count) >= 0:
             rows = min(rows, float(count))
-        self.ops["limit"] += rows
+        self._add("limit", rows)
         f = rows / inp.rows if inp.rows else 0.0
         return replace(inp, rows=rows, exprs=self._emit(b, inp.exprs), base_rows=None, preds=[],
                        frac=self._thin(inp, f))
@@ -887,9 +923,9 @@ class Estimator:
         k, self._topk = self._topk, None
         inp = self.rel(b["input"])
         if k is not None and k < inp.rows:       # top-k: n log k
-            self.ops["topk"] += inp.rows * max(1.0, math.log2(k + 2.0))
+            self._add("topk", inp.rows * max(1.0, math.log2(k + 2.0)))
         else:
-            self.ops["sort"] += inp.rows * max(1.0, math.log2(max(inp.rows, 2.0)))
+            self._add("sort", inp.rows * max(1.0, math.log2(max(inp.rows, 2.0))))
         return replace(inp, exprs=self._emit(b, inp.exprs))
 
     def _aggregate(self, b: dict) -> Node:
@@ -913,12 +949,12 @@ class Estimator:
             margs.extend(args)
             name = self.fn_names.get(mm.get("functionReference", 0), "?")
             if mm.get("invocation") == "AGGREGATION_INVOCATION_DISTINCT":
-                self.ops["distinct"] += inp.rows
+                self._add("distinct", inp.rows)
                 name = name + "_distinct"
             aggs.append(("agg", name, args))
         for e in keys + margs:
             self._count(e, inp.rows)
-        self.ops["hash_agg"] += inp.rows * max(1, len(keys) + len(measures))
+        self._add("hash_agg", inp.rows * max(1, len(keys) + len(measures)))
         if not keys:
             rows = 1.0
         else:
@@ -944,8 +980,8 @@ class Estimator:
                 if want and want <= self._closure(inp.det, q):
                     d = min(d, max(inp.size.get(q, INF) * inp.frac.get(q, 1.0), 1.0))
             rows = max(min(d, inp.rows), 1.0 if inp.rows >= 1 else 0.0)
-        self.ops["groups"] += rows
-        self.ops["agg_lg"] += inp.rows * math.log2(2.0 + rows)     # hash-table probes grow with its size
+        self._add("groups", rows)
+        self._add("agg_lg", inp.rows * math.log2(2.0 + rows))     # hash-table probes grow with its size
         aggs = [a + ({"n": inp.rows, "g": rows},) for a in aggs]
         return replace(inp, rows=rows, exprs=self._emit(b, keys + aggs), base_rows=None, preds=[])
 
@@ -955,7 +991,7 @@ class Estimator:
         if op not in ("SET_OP_UNION_ALL", "SET_OP_UNION_DISTINCT"):
             raise Unsupported(f"set operation {op} is not modelled")
         rows = sum(i.rows for i in ins)
-        self.ops["union"] += rows
+        self._add("union", rows)
         frac, size = {}, {}
         for i in ins:
             frac.update(i.frac)
@@ -989,9 +1025,9 @@ class Estimator:
         for c in conds:
             kp = self._key_pair(c, left, right)
             (keys if kp is not None else resid).append(kp if kp is not None else c)
-        self.ops["join_build"] += right.rows
-        self.ops["join_probe"] += left.rows
-        self.ops["join_lg"] += left.rows * math.log2(2.0 + right.rows)
+        self._add("join_build", right.rows)
+        self._add("join_probe", left.rows)
+        self._add("join_lg", left.rows * math.log2(2.0 + right.rows))
         for c in conds:
             self._count(c, left.rows)
         inner, mf_l, mf_r = self._equi(keys, left, right)
@@ -1041,8 +1077,8 @@ class Estimator:
             frac = {**left.frac, **right.frac}
         else:
             raise Unsupported(f"join type {jt} is not modelled")
-        self.ops["join_out"] += rows
-        self.ops["take"] += rows * len(out)
+        self._add("join_out", rows)
+        self._add("take", rows * len(out))
         if "SEMI" in jt or "ANTI" in jt:
             size = left.size if jt.startswith("LEFT") or jt in ("SEMI", "ANTI") else right.size
         else:
@@ -1099,9 +1135,9 @@ class Estimator:
     def _cross(self, b: dict) -> Node:
         left, right = self.rel(b["left"]), self.rel(b["right"])
         rows, _, _ = self._equi([], left, right)
-        self.ops["join_build"] += right.rows
-        self.ops["join_probe"] += left.rows
-        self.ops["join_out"] += rows
+        self._add("join_build", right.rows)
+        self._add("join_probe", left.rows)
+        self._add("join_out", rows)
         return replace(self._pair(left, right, rows), exprs=self._emit(b, left.exprs + right.exprs))
 
     @staticmethod
@@ -1127,10 +1163,16 @@ class Estimator:
         return cs is not None and cs.ndv >= 0.9 * max(cs.rows, 1)
 
 
+_decoded = threading.local()     # this thread's last decoded plan and its JSON text
+
+
 def plan_json(plan_bytes: bytes) -> dict:
     from datafusion import substrait as ss
     try:
-        return json.loads(ss.Serde.deserialize_bytes(plan_bytes).to_json())
+        text = ss.Serde.deserialize_bytes(plan_bytes).to_json()
+        pj = json.loads(text)
+        _decoded.last = (pj, text)     # lets estimate() search the text instead of re-serializing
+        return pj
     except Exception as e:  # noqa: BLE001 - any decode failure is a bad plan
         raise BadPlan(f"malformed Substrait plan ({len(plan_bytes)} bytes): {str(e)[:200]}; "
                       "send bytes produced by colony.query.plan.to_substrait") from None
@@ -1173,31 +1215,38 @@ def _rowwise(b: dict) -> bool:
     return "windowFunction" not in json.dumps(b.get("expressions", []))
 
 
-def is_pure(rel: dict) -> bool:
-    """Only read/filter/row-wise project: per-partition results simply concatenate."""
+def is_pure(rel: dict, windows: bool = True) -> bool:
+    """Only read/filter/row-wise project: per-partition results simply concatenate.
+    ``windows=False``: the caller knows no window function is anywhere in ``rel``."""
     k, b = next(iter(rel.items()))
     if k == "read":
         return True
-    if k == "filter" or (k == "project" and _rowwise(b)):
-        return is_pure(b["input"])
+    if k == "filter" or (k == "project" and (not windows or _rowwise(b))):
+        return is_pure(b["input"], windows)
     return False
 
 
-def split_points(rel: dict) -> list[tuple[list, dict]] | None:
+def split_points(rel: dict, text: str | None = None) -> list[tuple[list, dict]] | None:
     """Paths to the single-table read/filter/project subtrees a split runs on the device,
     below any aggregates, sorts, limits, unions and joins (the host runs those).
 
     Returns [(path of keys from the root input, subtree), ...], or None when the whole plan
     is such a subtree (split is push-down) or some table read cannot be cut out (a read
     inside a subquery expression, an operator not listed).
+
+    ``text``: JSON text holding ``rel`` (the plan it was decoded from); where neither a window
+    function nor a subquery appears in it, ``rel`` is not serialized to look for them.
     """
-    if is_pure(rel) or '"subquery"' in json.dumps(rel):
+    if text is None or "windowFunction" in text or '"subquery"' in text:
+        text = json.dumps(rel)           # once: what each level's check would search
+    windows = "windowFunction" in text
+    if is_pure(rel, windows) or '"subquery"' in text:
         return None
     cuts: list = []
 
     def walk(r: dict, path: list) -> bool:
         k, b = next(iter(r.items()))
-        if is_pure(r):
+        if is_pure(r, windows):
             cuts.append((path, r))
             return True
         if k in ("join", "cross"):
@@ -1237,6 +1286,9 @@ def _estimate(plan_bytes_or_json, stats: dict[str, TableStats], seed: int = 0) -
     objects = int(sum(s.objects for s in stats.values()))
     est = Estimator(stats, seed)
     est.fn_names = names
+    last = getattr(_decoded, "last", None)
+    sp = split_points(root["input"], last[1] if last is not None and last[0] is pj else None)
+    est._cuts = {id(sub) for _, sub in sp or []}
     try:
         node = est.rel(root["input"])
     except Unsupported as e:
@@ -1258,23 +1310,28 @@ def _estimate(plan_bytes_or_json, stats: dict[str, TableStats], seed: int = 0) -
                    bounds=list(est.bounds))
     if est.bounds:
         out.reason = "bounded: " + "; ".join(est.bounds)
-    sp = split_points(root["input"])
     parts = []
     for _, sub in sp or []:
-        low = Estimator(stats, seed)
-        low.fn_names = names
-        lnode = low.rel(sub)
+        if id(sub) in est.cut_results:   # walked above, its op counts kept apart
+            lnode, lcount = est.cut_results[id(sub)]
+        else:
+            low = Estimator(stats, seed)
+            low.fn_names = names
+            lnode, lcount = low.rel(sub), low.ops
         if not lnode.exprs:              # a zero-column cut cannot be shipped: no split
             parts = []
             break
-        lops = {k: float(low.ops.get(k, 0.0)) for k in OPS}
+        lops = {k: float(lcount.get(k, 0.0)) for k in OPS}
         lops["out_cells"] = lnode.rows * len(lnode.exprs)
         lwidth = _width(lnode.exprs, stats)
         lops["out_bytes"] = lnode.rows * lwidth
         lops["in_bytes"] = float(in_bytes)
         parts.append({"rows": lnode.rows, "cols": len(lnode.exprs), "width": lwidth, "ops": lops})
     if parts:
-        lops = {k: sum(p["ops"][k] for p in parts) for k in OPS}
+        lops = dict.fromkeys(OPS, 0)        # summed as sum() would, without 28 generators
+        for p in parts:
+            for k, v in p["ops"].items():
+                lops[k] += v
         lops["in_bytes"] = float(in_bytes)
         out.splits = parts
         out.split_ops = lops

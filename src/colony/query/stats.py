@@ -7,6 +7,7 @@ live and die with it. The estimator only sees :class:`TableStats`.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 
 import threading
@@ -55,6 +56,27 @@ def as_numbers(arr: pa.Array) -> np.ndarray:
     return arr.to_numpy(zero_copy_only=False).astype(np.float64)
 
 
+def _interp(x: float, xp: list, fp: list) -> float:
+    """np.interp of one value, step for step (numpy's arr_interp; the same float operations,
+    so the same result), without numpy's per-call cost: an estimate reads a few of these."""
+    if x != x:
+        return x
+    j = bisect.bisect_right(xp, x) - 1
+    if j < 0:
+        return fp[0]
+    if j >= len(xp) - 1:
+        return fp[-1]
+    if xp[j] == x:
+        return fp[j]
+    slope = (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j])
+    out = slope * (x - xp[j]) + fp[j]
+    if out != out:                            # nan one way: numpy tries the other
+        out = slope * (x - xp[j + 1]) + fp[j + 1]
+        if out != out and fp[j] == fp[j + 1]:
+            out = fp[j]
+    return out
+
+
 @dataclass
 class ColumnStats:
     """One column's sketches (mergeable) plus a cached equi-depth histogram."""
@@ -67,6 +89,7 @@ class ColumnStats:
     _edges: np.ndarray | None = field(default=None, repr=False)
     _ranks: np.ndarray | None = field(default=None, repr=False)
     _derived: dict = field(default_factory=dict, repr=False)   # estimator results that depend on this column only
+    _lists: tuple | None = field(default=None, repr=False)     # the histogram as Python lists (cdf)
 
     @classmethod
     def build(cls, arr: pa.ChunkedArray | pa.Array) -> "ColumnStats":
@@ -154,12 +177,16 @@ class ColumnStats:
         """Fraction of non-null values < v (uniform within equi-depth bins)."""
         if self.kll is None or self.kll.is_empty():
             return 0.5
-        e, r = self._hist()
+        if self._lists is None:
+            e, r = self._hist()
+            self._lists = (e.tolist(), r.tolist())
+        e, r = self._lists
+        v = float(v)
         if v <= e[0]:
             return 0.0
         if v > e[-1]:
             return 1.0
-        return float(np.interp(v, e, r))
+        return _interp(v, e, r)
 
     def weighted_items(self) -> tuple[np.ndarray, np.ndarray]:
         """The string sketch's retained items and their weights (a weighted sample)."""
@@ -177,7 +204,9 @@ class ColumnStats:
 
     def point(self, v) -> float:
         """Fraction of non-null values equal to v: a heavy hitter's share of the string sample,
-        else 1/NDV (inside [min, max] for numbers)."""
+        else 1/NDV (inside [min, max] for numbers). A string retained once in the sample is not
+        a heavy hitter: its weight is the sampling rate, not its count (a key seen 3 times in
+        40k rows was read as 64 when the sketch happened to keep it)."""
         if self.kll is not None:
             if not self.lo <= float(v) <= self.hi:
                 return 0.0
@@ -187,9 +216,9 @@ class ColumnStats:
             return 1.0 / self.ndv
         items, w = self.weighted_items()
         if len(items):
-            hit = float(w[items == v].sum()) / float(w.sum())
-            if hit > 0:
-                return hit
+            same = items == v
+            if same.sum() >= 2:
+                return float(w[same].sum()) / float(w.sum())
         return 1.0 / self.ndv if self.rows else 0.0
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:

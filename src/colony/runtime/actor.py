@@ -67,6 +67,12 @@ RESULT_TTL_S = 600.0   # a large call result not fetched by then is dropped
 
 FROM = "_colony_from"  # keyword a device call carries: who is calling (for the link it crosses)
 BULK = "_colony_bulk"  # keyword of a client that fetches large results over Flight (runtime.flight)
+TO = "_colony_to"      # keyword of a relayed call: the large parts of its result go to this end
+
+# Per actor thread: whether the call it serves came from a client that fetches large results
+# over Flight, so a call this device makes on that client's behalf (``relay``) can hand its
+# large result straight from the callee to the client.
+_SERVING = threading.local()
 
 
 class RayPeers:
@@ -113,6 +119,17 @@ class RayPeers:
         kwargs[FROM] = self.me
         return self.handle(device).call.remote(service, method, *args, **kwargs)
 
+    def relay(self, device: str, service: str, method: str, *args: Any, timeout: float | None = None,
+              **kwargs: Any) -> Any:
+        """A call made on behalf of the client this device is serving: the large parts of its
+        result go from ``device`` straight to that client (paced and counted on the
+        ``device`` -> client link, fetched by the client over ``device``'s Flight endpoint)
+        and this device gets references to them; small results, or a caller that is not such
+        a client, take the normal call path."""
+        if getattr(_SERVING, "bulk_client", False):
+            kwargs[TO] = CLIENT
+        return self.call(device, service, method, *args, timeout=timeout, **kwargs)
+
     def wait(self, futures, timeout: float | None = None, devices=None):
         """Results of futures from :meth:`call_async` (a list, or one future), within ``timeout``
         (default ``runtime.call_timeout_s``); ``devices`` names the futures' devices for errors."""
@@ -145,6 +162,18 @@ class RayPeers:
     def put_async(self, pool: str, key: str, tables, codec: str = "none", threads: int | None = None):
         buf = tables if isinstance(tables, pa.Buffer) else pack_tables(tables, codec, threads)
         return self.handle(self.owner(pool, key)).put.remote(pool, key, buf, "none", self.me)
+
+    def pull(self, device: str, pool: str, key: str) -> pa.Buffer:
+        """A stored object of ``device``, pulled by this process over the device's read
+        endpoint (emulated DMA when the device is pinned, ``DeviceActor.read_location``),
+        charged on the device's link to this end."""
+        if getattr(self, "_reads", None) is None:
+            from colony.runtime.transfer import Transfers
+            self._reads = Transfers(self, endpoint="read_location")
+        return self._reads.get_object(device, pool, key, peer=self.me)
+
+    def actor(self, device: str):
+        return self.handle(device)
 
     def get_object(self, pool: str, key: str, timeout: float | None = None) -> pa.Buffer:
         """The packed object (zero-copy view of what the device sent)."""
@@ -180,6 +209,7 @@ class DeviceActor:
         from colony.runtime import emulation
         self.config = config
         self.spec = config.device(device)
+        machine_cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
         self.emulation = emulation.apply(config, device)
         spec = self.spec
         rctx = ray.get_runtime_context()
@@ -213,8 +243,17 @@ class DeviceActor:
         self._results: dict[str, tuple[Any, float]] = {}   # large call results awaiting DoGet
         self._results_lock = threading.Lock()
         from colony.runtime import auth
-        from colony.runtime.flight import DeviceFlight
+        from colony.runtime.flight import DeviceFlight, StoredReads
         self.flight = DeviceFlight(self, ray.util.get_node_ip_address(), auth.token())
+        # Emulated DMA: a pinned device's stored objects are read for its peers (the host
+        # pulling a push-back's objects) by a second endpoint whose threads run on cores
+        # outside the device's own, as a DPU's DMA engine moves bytes without its cores.
+        # The link is still paced and charged here, per byte sent.
+        dma = [c for c in machine_cores if c not in (self.emulation.affinity or machine_cores)
+               and spec.role != "host"]
+        self.dma_cores = tuple(dma) or None
+        self.reads = DeviceFlight.on_cores(self.dma_cores, StoredReads(self), ray.util.get_node_ip_address(),
+                                           auth.token()) if self.dma_cores else None
 
     # -- links: the one place this device's bytes are paced and counted ---------------------
     def _in(self, nbytes: int, peer: str = CLIENT, seconds: float | None = None) -> None:
@@ -228,9 +267,16 @@ class DeviceActor:
         """A service call: its arguments cross the caller's link in, its result out."""
         peer = kwargs.pop(FROM, CLIENT)
         bulk = kwargs.pop(BULK, False)
+        to = kwargs.pop(TO, None)
         self.calls += 1
-        out = self.links.call(peer, lambda *a, **k: self.host.call(service, method, *a, **k), args, kwargs)
-        if bulk:       # large parts stay here for the client's DoGet (charged above, once)
+        was = getattr(_SERVING, "bulk_client", False)
+        _SERVING.bulk_client = bool(bulk and peer == CLIENT)
+        try:
+            out = self.links.call(peer, lambda *a, **k: self.host.call(service, method, *a, **k), args, kwargs,
+                                  to=to)
+        finally:
+            _SERVING.bulk_client = was
+        if bulk or to is not None:   # large parts stay here for the client's DoGet (charged above, once)
             from colony.runtime.flight import stash_large
             out = stash_large(out, self._stash, self.spec.name)
         return out
@@ -301,6 +347,11 @@ class DeviceActor:
     def flight_location(self) -> str:
         return self.flight.location
 
+    def read_location(self) -> str:
+        """Where peers pull stored objects: the emulated-DMA read endpoint of a pinned device,
+        else its Flight endpoint."""
+        return self.reads.location if self.reads is not None else self.flight.location
+
     def node_id(self) -> str:
         return ray.get_runtime_context().get_node_id()
 
@@ -353,8 +404,9 @@ class DeviceActor:
                     buf = table_blob(pa.Table.from_batches(batches), own=True)
                 entry = self.host.call("objects", "put", cmd["pool"], cmd["key"], buf)
                 pack_s = 0.0
-            elif op == "ingest":
-                entry, pack_s = self._store_batch(cmd["pool"], cmd["key"], batches, cmd.get("codec", "none"))
+            elif op == "ingest":   # the messages of one DoPut are one table (zero-copy), as inflight stores it
+                table = pa.Table.from_batches(batches, schema=reader.schema)
+                entry, pack_s = self._store_batch(cmd["pool"], cmd["key"], table, cmd.get("codec", "none"))
             else:
                 raise ValueError(f"unknown Flight put op {op!r}")
         except ObjectTooLarge as e:
@@ -390,9 +442,13 @@ class DeviceActor:
                 yield b
         return table.schema, batches()
 
-    def set_link(self, gbps: float | None) -> None:
-        """Change (or remove, with None) this device's link rate at run time (experiments)."""
-        self.links.set_gbps(gbps)
+    def set_link(self, gbps: float | None, device: str | None = None) -> None:
+        """Change (or remove, with None) this device's link rate at run time (experiments);
+        with ``device``, that peer's new rate (this end of the link to it follows)."""
+        if device is None or device == self.spec.name:
+            self.links.set_gbps(gbps)
+        else:
+            self.links.set_peer_gbps(device, gbps)
 
     def link_stats(self) -> list[dict]:
         return self.links.stats()
@@ -444,6 +500,7 @@ class DeviceActor:
             "services": sorted(self.host.services), "store": self.host.ctx.store.info(),
             "emulation": self.emulation.as_dict(),
             "links": self.link_stats(), "flight": self.flight.location,
+            "dma_cores": list(self.dma_cores) if self.dma_cores else None,
             "link_waited_s": sum(c["waited_s"] for ln in self.link_stats() for c in ln["directions"].values()),
             "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         }

@@ -66,6 +66,13 @@ def calibrate(colony: Colony, devices: list[str] | None = None, *, quick: bool =
     return results
 
 
+def record(colony: Colony, device: str) -> dict:
+    """``device``'s calibration record for its fingerprint in this colony ({} when it has none,
+    ``{"stale": why}`` when it changed since)."""
+    colony.actor(device)   # UnknownDevice early
+    return calibration.record(device, fingerprint(colony.config.device(device)))
+
+
 def summary(result: dict) -> dict:
     """A few headline rates from one device's calibration (for tables), at the largest sizes."""
     def top(rows, key="gbps"):

@@ -198,8 +198,11 @@ class Colony(RayPeers):
         resolve(self.actor(dev).call.remote("objects", "drop", pool, key), self._deadline(timeout), dev)
 
     def set_link(self, device: str, gbps: float | None) -> None:
-        """Pace ``device``'s links at ``gbps`` Gbit/s from now on (None: unpaced)."""
-        resolve(self.actor(device).set_link.remote(gbps), self._deadline(None), device)
+        """Pace ``device``'s links at ``gbps`` Gbit/s from now on (None: unpaced): its own
+        end, and every other device's end of the link to it (a push-back to the host)."""
+        self.actor(device)
+        names = list(self._actors)
+        resolve([self._actors[n].set_link.remote(gbps, device) for n in names], self._deadline(None), names)
 
     def set_budget(self, device: str, memory: int | None = None, disk: int | None = None) -> dict:
         """Change ``device``'s memory/disk budgets from now on (bytes); returns its store info."""

@@ -95,6 +95,41 @@ class DeviceFlight(fl.FlightServerBase):
         schema, batches = _guard(lambda: self.handler.flight_get(json.loads(ticket.ticket)))
         return fl.GeneratorStream(schema, batches)
 
+    @classmethod
+    def on_cores(cls, cores: tuple[int, ...], *args: Any) -> "DeviceFlight":
+        """An endpoint whose server threads run on ``cores``: it is built (gRPC starts its
+        threads) and served from a thread pinned there, and threads inherit affinity."""
+        import os
+        box: dict = {}
+
+        def build() -> None:
+            try:
+                os.sched_setaffinity(0, cores)      # this thread only
+                box["server"] = cls(*args)
+            except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
+                box["error"] = e
+        t = threading.Thread(target=build, name="colony-flight-build", daemon=True)
+        t.start()
+        t.join()
+        if "error" in box:
+            raise box["error"]
+        return box["server"]
+
+
+class StoredReads:
+    """The handler of a device's read endpoint: DoGet of stored objects only (``op: get``)."""
+
+    def __init__(self, device: Any) -> None:
+        self.device = device
+
+    def flight_get(self, cmd: dict):
+        if cmd.get("op") != "get":
+            raise ColonyError(f"this endpoint only serves stored objects (op get), not {cmd.get('op')!r}")
+        return self.device.flight_get(cmd)
+
+    def flight_put(self, cmd: dict, reader) -> dict:
+        raise ColonyError("this endpoint only serves reads of stored objects; put to the device's Flight endpoint")
+
 
 def _guard(fn: Callable):
     """Colony errors cross Flight as a server error whose message carries the type name."""
@@ -121,9 +156,11 @@ class FlightClients:
             return c
 
     def put(self, location: str, cmd: dict, data: pa.Table | list[pa.RecordBatch],
-            on_sent: Callable[[], None] | None = None) -> dict:
-        """DoPut ``data`` with ``cmd``; returns the device's JSON acknowledgement."""
-        batches = [c for b in (data.to_batches() if isinstance(data, pa.Table) else data) for c in _chunks(b)]
+            on_sent: Callable[[], None] | None = None, message_bytes: int | None = None) -> dict:
+        """DoPut ``data`` with ``cmd`` in messages of about ``message_bytes``; returns the
+        device's JSON acknowledgement."""
+        batches = [c for b in (data.to_batches() if isinstance(data, pa.Table) else data)
+                   for c in _chunks(b, message_bytes)]
         if not batches:
             raise ColonyError("nothing to send: the table has no record batches")
         desc = fl.FlightDescriptor.for_command(json.dumps(cmd).encode())
@@ -196,6 +233,13 @@ def stash_large(obj: Any, stash: Callable[[Any], str], device: str) -> Any:
     return obj
 
 
+def large_bytes(obj: Any) -> int:
+    """Bytes of the parts of ``obj`` that :func:`stash_large` would leave on the device."""
+    seen = []
+    stash_large(obj, lambda part: seen.append(part.size if isinstance(part, pa.Buffer) else part.nbytes) or "", "")
+    return sum(seen)
+
+
 def fetch_large(obj: Any, fetch: Callable[[ResultRef], Any]) -> Any:
     """The inverse of :func:`stash_large` on the client: every ResultRef fetched."""
     if isinstance(obj, ResultRef):
@@ -212,12 +256,13 @@ def fetch_large(obj: Any, fetch: Callable[[ResultRef], Any]) -> Any:
 MESSAGE_BYTES = 4 << 20   # Flight messages of at most ~4 MiB: one huge gRPC message is slow (bench transfer)
 
 
-def _chunks(batch: pa.RecordBatch):
-    """Zero-copy slices of ``batch`` of about MESSAGE_BYTES each."""
-    if batch.nbytes <= MESSAGE_BYTES or batch.num_rows < 2:
+def _chunks(batch: pa.RecordBatch, message_bytes: int | None = None):
+    """Zero-copy slices of ``batch`` of about ``message_bytes`` (MESSAGE_BYTES) each."""
+    limit = message_bytes or MESSAGE_BYTES
+    if batch.nbytes <= limit or batch.num_rows < 2:
         yield batch
         return
-    rows = max(1, batch.num_rows * MESSAGE_BYTES // batch.nbytes)
+    rows = max(1, batch.num_rows * limit // batch.nbytes)
     for off in range(0, batch.num_rows, rows):
         yield batch.slice(off, rows)
 

@@ -218,7 +218,7 @@ def inject_async(colony, data, device: str | None = None, pool: str = "inject", 
                 return tr.put_object(dev, pool, key, payload), 0.0
             if place == "inflight":
                 from colony.runtime.flight import _chunks
-                batches = [c for b in table.to_batches() for c in _chunks(b)]
+                batches = [c for b in table.to_batches() for c in _chunks(b, tr.message_bytes)]
                 cmd = {"op": "inflight", "pool": pool, "key": key, "rows": table.num_rows,
                        "ipc_bytes": _codec.stream_size(table.schema, batches)}
                 ack = tr._put(dev, cmd, batches, on_sent)

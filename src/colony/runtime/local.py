@@ -32,6 +32,7 @@ from colony.runtime.fingerprint import fingerprint
 from colony.services.base import DeviceContext, service_class
 from colony.services.host import DeviceHost
 from colony.services.protocol import DeviceInfo
+from colony.runtime.flight import ResultRef, fetch_large, stash_large
 from colony.runtime.links import CLIENT, Links
 from colony.store import Entry, ObjectStore, routing
 
@@ -45,10 +46,10 @@ class LocalColony:
         self.me = me
         self.hosts: dict[str, DeviceHost] = {}
         self.links: dict[str, Links] = {}
+        self._results: dict[str, Any] = {}     # relayed result parts, until the client takes them
+        self._results_lock = threading.Lock()
         for name, spec in self.config.devices.items():
             self.links[name] = Links(self.config, name)
-            if links_gbps and name in links_gbps:
-                self.links[name].set_gbps(links_gbps[name])
             store = (ObjectStore(name, memory_budget=spec.memory, spill_dir=spec.spill_dir, disk_budget=spec.disk)
                      if budgets else ObjectStore(name))
             for pool in self.config.device_pools(name):
@@ -58,6 +59,8 @@ class LocalColony:
                                 workdir=spec.spill_dir if spec.spill_explicit else None,
                                 fingerprint=fingerprint(spec, "local"), link_gbps=self.links[name].gbps_to)
             self.hosts[name] = DeviceHost(ctx, {"objects": {}, **self.config.device_services(name)})
+        for name, gbps in (links_gbps or {}).items():
+            self.set_link(name, gbps)
 
     # -- devices ------------------------------------------------------------------------
     def devices(self) -> list[DeviceInfo]:
@@ -79,12 +82,29 @@ class LocalColony:
              **kwargs: Any) -> Any:
         """Crosses the link between the caller and ``device``; waits at most ``timeout``
         seconds (default ``runtime.call_timeout_s``), then raises :class:`DeadlineExceeded`."""
-        return _call(self, self.me, device, service, method, args, kwargs, timeout)
+        return fetch_large(_call(self, self.me, device, service, method, args, kwargs, timeout), self._fetch)
+
+    relay = call   # the client's own calls: it is the end a relayed result goes to
+
+    def _stash(self, obj: Any) -> str:
+        import uuid
+        rid = uuid.uuid4().hex
+        with self._results_lock:
+            self._results[rid] = obj
+        return rid
+
+    def _fetch(self, ref: ResultRef) -> Any:
+        with self._results_lock:
+            return self._results.pop(ref.id)
 
     def set_link(self, device: str, gbps: float | None) -> None:
-        """Pace every link of ``device`` at ``gbps`` Gbit/s from now on (None: unpaced)."""
+        """Pace every link of ``device`` at ``gbps`` Gbit/s from now on (None: unpaced), at
+        both ends (the other devices' links to it follow)."""
         self.host(device)
         self.links[device].set_gbps(gbps)
+        for name, lk in self.links.items():
+            if name != device:
+                lk.set_peer_gbps(device, gbps)
 
     def link_stats(self) -> list[dict]:
         """Every link's counters (bytes, transfers, busy seconds per direction)."""
@@ -128,8 +148,21 @@ class _Peers:
              **kwargs: Any) -> Any:
         return _call(self._colony, self.me, device, service, method, args, kwargs, timeout)
 
+    def relay(self, device: str, service: str, method: str, *args: Any, timeout: float | None = None,
+              **kwargs: Any) -> Any:
+        """A call on behalf of the client: the result's large parts cross ``device``'s link to
+        the client, not through this device (as on Ray, where the client fetches them)."""
+        return _call(self._colony, self.me, device, service, method, args, kwargs, timeout, to=CLIENT)
+
     def call_async(self, device: str, service: str, method: str, *args: Any, **kwargs: Any) -> Future:
         return _settled(lambda: self.call(device, service, method, *args, **kwargs))
+
+    def pull(self, device: str, pool: str, key: str):
+        """A stored object of ``device`` read from here (the host pulling a push-back's
+        objects), charged on ``device``'s link to this end."""
+        buf = self._colony.store(device).get(pool, key)
+        self._colony.links[device].out(buf.size, self.me)
+        return buf
 
     def __getattr__(self, name: str):
         return getattr(self._colony, name)
@@ -171,15 +204,19 @@ _THREADS = _Threads()
 
 
 def _call(colony: LocalColony, me: str, device: str, service: str, method: str, args: tuple, kwargs: dict,
-          timeout: float | None) -> Any:
+          timeout: float | None, to: str | None = None) -> Any:
     """One call from ``me`` to ``device`` over their link, in a daemon thread, waited for at
     most ``timeout`` seconds (default ``runtime.call_timeout_s``)."""
     host = colony.host(device)
     link = colony.links[device]
     deadline = colony.config.runtime.call_timeout_s if timeout is None else timeout
     ctx = contextvars.copy_context()
-    fut = _THREADS.submit(lambda: ctx.run(link.call, me, lambda *a, **k: host.call(service, method, *a, **k),
-                                          args, kwargs))
+
+    def run():
+        out = link.call(me, lambda *a, **k: host.call(service, method, *a, **k), args, kwargs, to)
+        # a relayed result's large parts wait for the client (it takes them in LocalColony.call)
+        return out if to is None else stash_large(out, colony._stash, device)
+    fut = _THREADS.submit(lambda: ctx.run(run))
     try:
         return fut.result(deadline)
     except TimeoutError:

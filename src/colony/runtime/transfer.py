@@ -28,8 +28,9 @@ from colony.store import Entry
 class Transfers:
     """Bulk transfers between this process and a colony's devices over their Flight endpoints."""
 
-    def __init__(self, colony: Any) -> None:
+    def __init__(self, colony: Any, endpoint: str = "flight_location") -> None:
         self.colony = colony
+        self.endpoint = endpoint          # the device actor's method naming the endpoint to use
         self.bulk_bytes = colony.config.runtime.bulk_bytes
         self.same_node_ray_bytes = colony.config.runtime.same_node_ray_bytes
         self.clients = FlightClients(auth.token())
@@ -39,6 +40,7 @@ class Transfers:
         self.node_id = ray.get_runtime_context().get_node_id()
         self._lock = threading.Lock()
         self.results = 0          # call results fetched over Flight
+        self.message_bytes = MESSAGE_BYTES   # Flight message size of DoPut streams (bench inject sweeps it)
 
     def bulk(self, nbytes: int, device: str | None = None) -> bool:
         """Whether a payload of ``nbytes`` for ``device`` goes over Flight (else over Ray):
@@ -61,7 +63,7 @@ class Transfers:
     def location(self, device: str) -> str:
         loc = self._where.get(device)
         if loc is None:
-            loc = resolve(self.colony.actor(device).flight_location.remote(),
+            loc = resolve(getattr(self.colony.actor(device), self.endpoint).remote(),
                           self.colony.config.runtime.call_timeout_s, device)
             with self._lock:
                 self._where[device] = loc
@@ -87,7 +89,7 @@ class Transfers:
                                      device) from None
 
     def _put(self, device: str, cmd: dict, data, on_sent=None) -> dict:
-        return self._retrying(device, lambda loc: self.clients.put(loc, cmd, data, on_sent))
+        return self._retrying(device, lambda loc: self.clients.put(loc, cmd, data, on_sent, self.message_bytes))
 
     def put_object(self, device: str, pool: str, key: str, buf: pa.Buffer) -> Entry:
         ack = self._put(device, {"op": "put", "pool": pool, "key": key}, blob_table(buf, MESSAGE_BYTES))
@@ -103,8 +105,9 @@ class Transfers:
     def echo(self, device: str, table: pa.Table) -> dict:
         return self._put(device, {"op": "echo"}, table)
 
-    def get_object(self, device: str, pool: str, key: str) -> pa.Buffer:
-        cmd = {"op": "get", "pool": pool, "key": key}
+    def get_object(self, device: str, pool: str, key: str, peer: str | None = None) -> pa.Buffer:
+        """A stored object over DoGet, charged on the device's link to ``peer`` (default: the client)."""
+        cmd = {"op": "get", "pool": pool, "key": key, **({"from": peer} if peer else {})}
         return table_blob(self._retrying(device, lambda loc: self.clients.get(loc, cmd)))
 
     def result(self, ref: ResultRef):

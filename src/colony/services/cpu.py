@@ -71,6 +71,17 @@ class CoreLoad:
             s = [x[1] for x in self._samples]
         return sum(s) / len(s) if s else 1.0
 
+    def settled(self, own: float = 0.0) -> float:
+        """:meth:`slowdown` over a window sampled from now on (waits ``window_s``): none of
+        the caller's work that just ended is in it."""
+        self.measured()
+        time.sleep(self.window_s)
+        with self._lock:
+            cutoff = time.monotonic() - self.window_s
+            s = [x[1] for x in self._samples if x[0] >= cutoff]
+        share = sum(s) / len(s) if s else 1.0
+        return max(1.0, 1.0 / max(share, 0.02) - own / self.cores)
+
     def slowdown(self, own: float = 0.0) -> float:
         """Stretch of new work by everything else on these cores: the measured stretch
         (1 / share) less what ``own`` running queries of the caller explain (they are priced

@@ -37,6 +37,12 @@ class Colony(Protocol):
         ``timeout`` seconds (None: the colony's default deadline); a device that does not
         answer in time raises :class:`colony.errors.DeadlineExceeded` naming it."""
 
+    def relay(self, device: str, service: str, method: str, *args: Any, timeout: float | None = None,
+              **kwargs: Any) -> Any:
+        """As :meth:`call`, made by a device on behalf of the client it serves: the large parts
+        of the result go from ``device`` straight to that client (over the ``device`` ->
+        client link), never through the calling device; the caller gets the small rest."""
+
     def call_async(self, device: str, service: str, method: str, *args: Any, **kwargs: Any) -> Any:
         """Start a call; returns a future for :meth:`wait`."""
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import fnmatch
 from collections import OrderedDict
-import json
 import os
 import threading
 import time
@@ -35,8 +34,9 @@ from colony.query import plan as qplan
 from colony.query.estimate import estimate, plan_json
 from colony.errors import BadPlan
 from colony.errors import QueryCancelled, QueryError, UnknownTable
-from colony.query.stats import STATS_POOL, StatsIndex
+from colony.query.stats import StatsIndex
 from colony.query.worker import CancelledIds, WorkerPool
+from colony.services.backlog import Backlog
 from colony.services.base import Service, endpoint, service
 from colony.services.cpu import CoreLoad
 from colony.store.routing import stable_hash
@@ -56,6 +56,8 @@ def _tables_arg(tables: dict) -> dict[str, tuple[str, str]]:
 class QueryService(Service):
     """Options: timeout_s (per query), memory_limit (bytes per query), max_result_bytes,
     admission_limit (host: concurrent push-backs admitted), models_dir (persist models),
+    pull_back (the host pulls a push-back's objects from the device's read endpoint),
+    measured_rate (default true: admitted backlogs in measured seconds, see services/backlog.py),
     isolate (default true: run each query in a worker process killed at its deadline, see
     :mod:`colony.query.worker`, at most max_workers at once, default the device's threads and
     at least 2; false runs it in the calling thread, where the deadline is only checked
@@ -74,6 +76,10 @@ class QueryService(Service):
         self.policy = str(options.get("policy", "latency"))
         self._dev_inflight = 0
         self.isolate = bool(options.get("isolate", True))
+        # push-back hands the host references and the host pulls the objects from this device's
+        # read endpoint (emulated DMA on a pinned device: threads outside its cores), instead
+        # of this device's process sending them inside the call
+        self.pull_back = bool(options.get("pull_back", False))
         # at most max_workers queries execute here at once (default: the device's threads, at least 2);
         # more wait for a warm worker instead of each starting a process
         n_workers = int(options.get("max_workers", max(2, ctx.threads)))
@@ -93,10 +99,11 @@ class QueryService(Service):
         self._service_s = 0.0
         self._rng = np.random.Generator(np.random.SFC64(stable_hash(ctx.name)))  # same on every run
         self._cancel_ids = CancelledIds()            # cancelled query ids, refused from then on
-        # predicted seconds of admitted, unfinished work: ticket -> [predicted s, started at or None]
-        self._dev_jobs: dict[int, list] = {}
-        self._host_jobs: dict[int, list] = {}
-        self._tickets = 0
+        # admitted, unfinished work here (down/split) and, on the host, pushed-back work, in measured seconds
+        # measured_rate false: backlogs stay in predicted seconds (the ablation in the storm benchmark)
+        bounds = (0.25, 20.0) if options.get("measured_rate", True) else (1.0, 1.0)
+        self._dev_jobs = Backlog(ctx.threads, bounds=bounds)
+        self._host_jobs = Backlog(ctx.threads, bounds=bounds)
         self._running = 0                      # own queries executing now (device or host side)
         # in-process colonies share one process among all devices and the client: nothing to attribute
         self.cores = CoreLoad.shared() if ctx.own_process else None
@@ -136,7 +143,7 @@ class QueryService(Service):
         per query (objects cached in shared memory as a device's stored objects are; uncached
         on the host, which runs what devices hand back), else in process."""
         from colony.cost.calibrate import calibrate
-        link = self.models.link if self.models else None
+        links = (self.models.link, self.models.link_host) if self.models else (None, None)
         pool = WorkerPool(keep=1, prestart=False) if self.isolate else None
         runner = None
         if pool is not None:
@@ -153,7 +160,9 @@ class QueryService(Service):
                 pool.close()
         models.report["path"] = ("worker process, objects cached" if runner and cache else
                                  "worker process, objects copied per query" if runner else "in process")
-        models.link = link
+        models.link, models.link_host = links
+        models.stretch = max(1.0, self._idle_stretch())          # the load it was calibrated under
+        models.report["stretch"] = models.stretch
         self.models = models
         self._persist()
         return models.to_json()
@@ -163,15 +172,34 @@ class QueryService(Service):
         return self.models.to_json() if self.models else None
 
     @endpoint
-    def set_link(self, link: dict, report: dict | None = None) -> None:
-        """Install the transfer model the host measured on this device's link."""
+    def set_link(self, link: dict, report: dict | None = None, leg: str = "client") -> None:
+        """Install a transfer model measured on one of this device's legs: ``client`` (results
+        to the client, measured by the client) or ``host`` (push-back to the host, measured
+        here by :meth:`push_probe`)."""
         from colony.cost.models import LinearModel
         if self.models is None:
             raise QueryError(f"calibrate device {self.ctx.name!r} before installing its link model")
-        self.models.link = LinearModel(**link)
+        if leg not in ("client", "host"):
+            raise InvalidArgument(f"link leg must be 'client' or 'host', got {leg!r}")
+        setattr(self.models, "link" if leg == "client" else "link_host", LinearModel(**link))
         if report:
-            self.models.report["link"] = report
+            self.models.report["link" if leg == "client" else "link_host"] = report
         self._persist()
+
+    @endpoint
+    def push_probe(self, host: str, nbytes: int) -> float:
+        """Seconds to hand ``nbytes`` to ``host``'s query service the way a push-back does
+        (a call from this device with the bytes as its argument): the link calibration's probe
+        of the device -> host leg."""
+        data = self.blob(nbytes)
+        t0 = time.perf_counter()
+        self.ctx.peers.call(host, "query", "sink", data)
+        return time.perf_counter() - t0
+
+    @endpoint
+    def sink(self, data) -> int:
+        """Take bytes a device sent (:meth:`push_probe`) and drop them."""
+        return len(memoryview(data)) if data is not None else 0
 
     @endpoint
     def set_call_path(self, fits: dict, report: dict | None = None) -> None:
@@ -245,14 +273,16 @@ class QueryService(Service):
 
     # -- load and admission (host side) ----------------------------------------
     def _stretch(self) -> float:
-        return self.cores.slowdown(self._running) if self.cores is not None else 1.0
+        """Contention now, relative to what the models were calibrated under (their
+        ``stretch``): a machine as busy as during calibration is already in the models."""
+        if self.cores is None:
+            return 1.0
+        base = self.models.stretch if self.models is not None else 1.0
+        return max(1.0, self.cores.slowdown(self._running) / base)
 
-    @staticmethod
-    def _backlog(jobs: dict, threads: int) -> float:
-        """Predicted seconds still to do: each started job has progressed at its fair share."""
-        now, n = time.perf_counter(), max(1, len(jobs))
-        rate = min(1.0, threads / n)
-        return float(sum(p if t0 is None else max(0.0, p - (now - t0) * rate) for p, t0 in jobs.values()))
+    def _idle_stretch(self) -> float:
+        """The measured stretch over a fresh window with none of this device's own work in it."""
+        return self.cores.settled(self._running) if self.cores is not None else 1.0
 
     def _host_load(self) -> HostLoad:
         slow = self._stretch()
@@ -263,17 +293,17 @@ class QueryService(Service):
         """The host's load now; call with the lock held (an admission decides on it atomically)."""
         return HostLoad(queue_depth=self._inflight, free_threads=max(0, self.ctx.threads - self._busy_threads),
                         threads=self.ctx.threads, service_s=self._service_s,
-                        backlog_s=self._backlog(self._host_jobs, self.ctx.threads), slowdown=slow)
+                        backlog_s=self._host_jobs.seconds(), slowdown=slow, rate=self._host_jobs.rate)
 
     @endpoint
     def load(self) -> dict:
-        """What the host says about itself: admitted work (predicted seconds), measured contention."""
+        """What the host says about itself: admitted work (measured seconds), measured contention."""
         return self._host_load().to_dict()
 
     @endpoint
     def admit(self, seconds: float, max_wait_s: float) -> dict:
         """Reserve ``seconds`` of predicted host work for a push-back decided now, if the wait it
-        would meet here (backlog over threads, stretched by measured contention) is at most
+        would meet here (backlog in measured seconds over threads, stretched by measured contention) is at most
         ``max_wait_s``. Atomic: concurrent devices see each other's reservations. Returns
         {"ticket": id or None, "load": the host's load now} (None: refused)."""
         slow = self._stretch()
@@ -281,15 +311,12 @@ class QueryService(Service):
             load = self._host_load_locked(slow)
             if load.wait_s() > max_wait_s:
                 return {"ticket": None, "load": load.to_dict()}
-            self._tickets += 1
-            self._host_jobs[self._tickets] = [max(0.0, float(seconds)), None]
-            return {"ticket": self._tickets, "load": load.to_dict()}
+            return {"ticket": self._host_jobs.add(seconds), "load": load.to_dict()}
 
     @endpoint
     def unadmit(self, ticket: int) -> None:
         """Drop an admitted reservation whose work never came (the device failed first)."""
-        with self._lock:
-            self._host_jobs.pop(ticket, None)
+        self._host_jobs.drop(ticket)
 
     @endpoint
     def reserve(self) -> bool:
@@ -326,17 +353,20 @@ class QueryService(Service):
         def redo(host_load: HostLoad) -> Decision:
             slow = self._stretch()
             with self._lock:                       # one generator, many request threads
-                rng = np.random.Generator(np.random.SFC64(int(self._rng.integers(1 << 62))))
+                # only the probabilistic storm control draws: building a generator for every
+                # decision cost ~0.08 ms of a cold device's ~0.8 ms estimate path
+                rng = (np.random.Generator(np.random.SFC64(int(self._rng.integers(1 << 62))))
+                       if pol is not None and pol.mode == "probabilistic" else None)
                 dev_load = DeviceLoad(queue_depth=max(0, self._dev_inflight - 1),
                                       threads=self.ctx.threads, limit=self.max_queue,
-                                      backlog_s=self._backlog(self._dev_jobs, self.ctx.threads), slowdown=slow)
+                                      backlog_s=self._dev_jobs.seconds(), slowdown=slow, rate=self._dev_jobs.rate)
             d = decide(est, self.models, self.host_models, host_load, placement, pol, rng, dev_load, policy)
             wall = time.perf_counter() - w0
             for terms in (d.predicted or {}).values():     # already spent on every placement: a known term
                 terms["estimate"] = wall
                 terms["total"] += wall
             d.load = {"host": host_load.to_dict(), "device": {"backlog_s": dev_load.backlog_s,
-                                                              "slowdown": dev_load.slowdown}}
+                                                              "slowdown": dev_load.slowdown, "rate": dev_load.rate}}
             return d
         dec = redo(load)
         return pj, est, dec, time.thread_time() - t0, {"redo": redo, "load_aware": bool(host_load)}
@@ -381,8 +411,9 @@ class QueryService(Service):
         """Decide and run. Returns the result (down/split) or the raw objects (back), with timings.
 
         With ``host``, pushed-back objects and split results go from this device straight to
-        the host's query service (device -> host link) and only the host's answer comes back
-        (``out["hosted"]``): the client's link never carries the raw objects. With ``host`` and
+        the host's query service (device -> host link) and the host's answer goes straight to
+        the client (a large result over the host -> client link, ``peers.relay``; this device
+        passes on a reference): the client's link to this device never carries either. With ``host`` and
         ``stage`` (a plan the host must run over several devices' objects together), pushed-back
         objects are staged on the host under that name (``out["staged"]``) for ``run_staged``.
 
@@ -422,22 +453,20 @@ class QueryService(Service):
         elif (placement == "auto" and again["load_aware"] and mode == "none" and host and not stage
               and self.ctx.peers is not None):      # staged objects run later, together: nothing to reserve
             dec, ticket = self._reserve_host(dec, again["redo"], host)
-        if dec.placement in ("down", "split") and dec.predicted.get(dec.placement):
-            with self._lock:                      # admitted here: later decisions see it
-                self._tickets += 1
-                dev_ticket = self._tickets
-                self._dev_jobs[dev_ticket] = [device_work(dec.predicted[dec.placement]), time.perf_counter()]
-        else:
-            dev_ticket = None
+        dev_ticket = None
+        if dec.placement in ("down", "split") and dec.predicted.get(dec.placement):   # admitted here
+            dev_ticket = self._dev_jobs.add(device_work(dec.predicted[dec.placement]), start=True,
+                                            slowdown=(dec.load.get("device") or {}).get("slowdown", 1.0),
+                                            measured=dec.placement == "down")   # a split waits for the host too
         try:
-            return self._run(plan_bytes, tabs, est, dec, est_cpu, host, reserved, ticket, t_start, stage, query_id)
+            out = self._run(plan_bytes, tabs, est, dec, est_cpu, host, reserved, ticket, t_start, stage, query_id)
         except BaseException:
+            self._dev_jobs.drop(dev_ticket)
             if ticket is not None:
                 self.ctx.peers.call(host, "query", "unadmit", ticket)
             raise
-        finally:
-            with self._lock:
-                self._dev_jobs.pop(dev_ticket, None)
+        self._dev_jobs.finish(dev_ticket)
+        return out
 
     def _reserve_host(self, dec: Decision, redo, host: str) -> tuple[Decision, int | None]:
         """A push-back or split decided now reserves its predicted host work at the host; if the
@@ -478,9 +507,11 @@ class QueryService(Service):
         if dec.placement == "back":
             objs = {}
             nbytes = 0
+            pull = self.pull_back and host and not stage and hasattr(self.ctx.peers, "pull")
             for name, (pool, pattern) in tabs.items():
-                bufs = [self.ctx.store.get(pool, k) for k in self._keys(pool, pattern)]
-                objs[name] = bufs
+                keys = self._keys(pool, pattern)
+                bufs = [self.ctx.store.get(pool, k) for k in keys]
+                objs[name] = [{"pull": self.ctx.name, "pool": pool, "key": k} for k in keys] if pull else bufs
                 nbytes += sum(b.size for b in bufs)
             act["bytes"] = nbytes
             if host and stage and self.ctx.peers is not None:
@@ -490,7 +521,7 @@ class QueryService(Service):
             elif host and self.ctx.peers is not None:
                 t0 = time.perf_counter()
                 self._check_cancel(query_id)
-                out["hosted"] = self.ctx.peers.call(host, "query", "run_pushed", bytes(plan_bytes), objs, reserved,
+                out["hosted"] = self.ctx.peers.relay(host, "query", "run_pushed", bytes(plan_bytes), objs, reserved,
                                                     predicted=self._host_prediction(dec, "back", est.ops),
                                                     ticket=ticket, query_id=query_id)
                 act["to_host"] = time.perf_counter() - t0
@@ -543,7 +574,7 @@ class QueryService(Service):
                 if host and self.ctx.peers is not None:
                     t0 = time.perf_counter()
                     self._check_cancel(query_id)
-                    out["hosted"] = self.ctx.peers.call(host, "query", "run_pushed", upper,
+                    out["hosted"] = self.ctx.peers.relay(host, "query", "run_pushed", upper,
                                                         qplan.split_inputs(bufs), reserved,
                                                         predicted=self._host_prediction(dec, "split", est.upper_ops),
                                                         ticket=ticket, query_id=query_id)
@@ -563,12 +594,13 @@ class QueryService(Service):
         return out
 
     def _host_prediction(self, dec: Decision, placement: str, ops: dict | None) -> dict | None:
-        """What this device predicted for the host's execution, for the host's online correction."""
+        """What this device predicted for the host's work, for the host's online correction
+        (``exec_host`` per operator family) and its measured rate (``host_s``, all of it)."""
         pred = (dec.predicted or {}).get(placement)
         if self.host_models is None or not pred or not ops or "exec_host" not in pred:
             return None
-        fam = self.host_models.family(ops)
-        return {"exec_host": float(pred["exec_host"]), "family": fam} if fam else None
+        return {"exec_host": float(pred["exec_host"]), "family": self.host_models.family(ops),
+                "host_s": host_work(pred)}
 
     def _adopt_host_residuals(self, hosted) -> None:
         """Price host work with the host's current online correction (the host owns it)."""
@@ -602,11 +634,12 @@ class QueryService(Service):
                    predicted: dict | None = None, query_id: str | None = None, ticket: int | None = None) -> dict:
         """Host side: run a plan over objects a device handed back (raw objects or split results).
 
-        ``predicted`` ({exec_host, family}, from the device that priced it): the measured
+        ``predicted`` ({exec_host, family, host_s}, from the device that priced it): the measured
         execution corrects this host's model online, as a device's own runs correct its
         model; the answer carries the correction so every device prices host work with it.
         ``ticket``: the reservation :meth:`admit` gave; work that came without one enters the
-        backlog at the host's recent mean service time."""
+        backlog at its predicted ``host_s`` (else at the host's recent mean service time).
+        Either way its run measures the host's rate (seconds per predicted second)."""
         t_start = time.perf_counter()
         if query_id in self._cancel_ids:
             if reserved:
@@ -614,15 +647,28 @@ class QueryService(Service):
             if ticket is not None:
                 self.unadmit(ticket)
             raise QueryCancelled(f"query {query_id} was cancelled by its client before the host ran it")
+        t0 = time.perf_counter()
+        try:
+            inputs = self._pulled(inputs)
+        except BaseException:
+            if reserved:
+                self.release()
+            self._host_jobs.drop(ticket)
+            raise
+        pull_s = time.perf_counter() - t0
+        slow = self._stretch()
         with self._lock:
             self._inflight += 1
             self._running += 1
-            if ticket is None or ticket not in self._host_jobs:
-                self._tickets += 1
-                ticket = self._tickets
-                self._host_jobs[ticket] = [self._service_s, t_start]
+        if ticket is None or ticket not in self._host_jobs:    # came without a reservation (forced, naive)
+            host_s = predicted.get("host_s") if isinstance(predicted, dict) else None
+            if isinstance(host_s, (int, float)) and not isinstance(host_s, bool) and 0 < host_s < 1e6:
+                ticket = self._host_jobs.add(float(host_s), start=True, slowdown=slow)
             else:
-                self._host_jobs[ticket][1] = t_start
+                ticket = self._host_jobs.add(self._service_s, start=True, slowdown=slow, measured=False)
+        else:
+            self._host_jobs.start(ticket, slowdown=slow)
+        done = False
         try:
             t0 = time.perf_counter()
             parts = {name: [codec.unpack(b, verify=False) for b in bufs] for name, bufs in inputs.items()}
@@ -651,7 +697,7 @@ class QueryService(Service):
             with self._lock:
                 self._service_s = 0.8 * self._service_s + 0.2 * total if self._service_s else total
             out = {"result": res, "deser_host": deser, "exec_host": exec_s, "threads": threads,
-                   "host_total": total}
+                   "host_total": total, "pull_s": pull_s}
             if self.models is not None:
                 if isinstance(predicted, dict) and isinstance(predicted.get("family"), str):
                     try:
@@ -659,14 +705,34 @@ class QueryService(Service):
                     except (KeyError, TypeError, ValueError):
                         pass
                 out["residuals"] = self.models.residuals.snapshot()
+            done = True
             return out
         finally:
             with self._lock:
                 self._inflight -= 1
                 self._running -= 1
-                self._host_jobs.pop(ticket, None)
+            (self._host_jobs.finish if done else self._host_jobs.drop)(ticket)
             if reserved:
                 self.release()
+
+    def _pulled(self, inputs: dict) -> dict:
+        """Objects a device handed back by reference ({pull: device, pool, key}: with
+        ``pull_back``), pulled from that device's read endpoint; buffers pass as they are."""
+        if not isinstance(inputs, dict):
+            raise BadPlan("pushed-back inputs must be a dict of table name -> objects")
+        out = {}
+        for name, objs in inputs.items():
+            got = []
+            for o in objs:
+                if isinstance(o, dict):
+                    dev, pool, key = o.get("pull"), o.get("pool"), o.get("key")
+                    if not all(isinstance(x, str) for x in (dev, pool, key)) or not hasattr(self.ctx.peers, "pull"):
+                        raise InvalidArgument(f"a pushed-back object reference needs pull, pool and key strings and "
+                                              f"a runtime that pulls; got {o!r}")
+                    o = self.ctx.peers.pull(dev, pool, key)
+                got.append(o)
+            out[name] = got
+        return out
 
     # -- cancellation ------------------------------------------------------------
     def _check_cancel(self, query_id: str | None) -> None:
@@ -695,15 +761,15 @@ class QueryService(Service):
     @endpoint
     def health(self) -> dict:
         m = self.models
-        return {"device": self.ctx.name, "ok": True, "calibrated": m is not None,
+        # the legs its results and pushed-back objects take (the host's own: its results to the client)
+        legs = m is not None and m.link is not None and (self.ctx.role == "host" or m.link_host is not None)
+        return {"device": self.ctx.name, "ok": True, "calibrated": m is not None, "links_calibrated": legs,
                 "host_models": self.host_models is not None, "stale": self.stale,
                 "learner": m.report.get("kept") if m else None,
                 "corrections": m.residuals.to_json() if m else {},
                 "drift": m.residuals.drifted() if m else [],
                 "queue": self._dev_inflight, "max_queue": self.max_queue, "policy": self.policy,
-                "backlog_s": self._backlog(self._dev_jobs, self.ctx.threads),
-                "host_backlog_s": self._backlog(self._host_jobs, self.ctx.threads),
+                "backlog_s": self._dev_jobs.seconds(), "rate": self._dev_jobs.rate,
+                "host_backlog_s": self._host_jobs.seconds(), "host_rate": self._host_jobs.rate,
                 "slowdown": self._stretch()}
 
-
-_ = (json, STATS_POOL)
