@@ -21,6 +21,9 @@ def test_probe_queries_fit_a_call_path_correction_and_leave_no_probe_data():
     for pl in cp:
         assert rep[pl]["n"] >= 3 and rep[pl]["ape_after_median"] <= rep[pl]["ape_before_median"] + 1e-9
     assert PROBE_POOL not in lc.store("nic0").pools() or not lc.store("nic0").list(PROBE_POOL)
+    for d in ("host", "nic0"):     # the probes taught no online correction: nothing can drift from them
+        h = lc.call(d, "query", "health")
+        assert h["corrections"] == {} and h["drift"] == [], (d, h["corrections"])
     r = QueryClient(link, "host").query("select * from particles where x < 0.1", "down")
     terms = r.decision["predicted"]["down"]
     assert "call" in terms and abs(terms["total"] - sum(v for k, v in terms.items()

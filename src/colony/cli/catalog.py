@@ -20,8 +20,8 @@ def ready(colony, calib_runs: int = 100, calib_rows: int = 1_000_000):
 
     from colony.drivers.catalog import default_models_dir, ensure_query_service
     ensure_query_service(colony, default_models_dir(colony.config.name), calib_runs, calib_rows,
-                         on_calibrate=lambda: Console(stderr=True).print(
-                             "[dim]placing the query service and calibrating every device (once; cached)...[/]"))
+                         on_calibrate=lambda why: Console(stderr=True).print(
+                             f"[dim]calibrating every device ({why}; kept in each device's record)...[/]"))
     return colony
 
 

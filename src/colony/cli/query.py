@@ -83,8 +83,9 @@ def _open(rows: int, device: str, seed: int, calib_runs: int, local: bool, recal
         task = bar.add_task("calibrating cost models on every device (kept in each device's calibration record)",
                             total=len(colony.devices()), visible=False)
 
-        def start():
-            bar.update(task, visible=True)
+        def start(why: str):
+            bar.update(task, visible=True, description=f"calibrating cost models on every device ({why}; kept "
+                                                       "in each device's calibration record)")
             bar.refresh()
         t0 = time.perf_counter()
         did = ensure_calibrated(colony, host, calib_runs, calib_rows, recalibrate, on_calibrate=start,

@@ -134,10 +134,11 @@ def load_file(colony, path: str | Path, pool: str, table: str, device: str | Non
     if other is not None:
         raise DataError(f"a table named {table!r} already lives in pool {other!r}; pick another name")
     old = existing_objects(colony, pool, table)
-    if old and replace:
-        for dev, ents in old.items():
-            for e in ents:
-                colony.call(dev, "objects", "drop", pool, e.key)
+    if replace:                    # every object of the table, and those reported lost (dropping forgets them)
+        for d in members:
+            keys = [e.key for e in old.get(d.name, [])] + colony.call(d.name, "objects", "lost", pool, f"{table}/")
+            for k in keys:
+                colony.call(d.name, "objects", "drop", pool, k)
         old = {}
     if old:
         first = next(iter(old.items()))

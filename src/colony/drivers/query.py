@@ -20,6 +20,7 @@ from colony.query import plan as qplan
 from colony.query.plan import TableSpec
 from colony.query.worker import CancelledIds
 from colony.errors import ColonyError, QueryCancelled, QueryError, UnknownTable
+from colony.services.query import PROBE_POOL
 
 
 @dataclass
@@ -361,13 +362,18 @@ def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate
                       on_calibrate=None, progress=None) -> bool:
     """Calibrate every device unless all have models (each device's calibration record, valid
     for its fingerprint); otherwise just hand the host's models to the devices. Returns
-    whether it calibrated. ``progress(device)`` is called as each device finishes."""
-    health = [colony.call(d.name, "query", "health") for d in colony.devices()]
-    # a device whose online correction drifted past its bound is recalibrated too
-    have = all(h["calibrated"] and h.get("links_calibrated", True) and not h.get("drift") for h in health)
-    if recalibrate or not have:
+    whether it calibrated. ``on_calibrate(reason)`` is called before calibrating,
+    ``progress(device)`` as each device finishes."""
+    why = ["asked to"] if recalibrate else []
+    for d in colony.devices():
+        h = colony.call(d.name, "query", "health")
+        if not h["calibrated"] or not h.get("links_calibrated", True):
+            why.append(f"{d.name} not calibrated")
+        elif h.get("drift"):      # its online correction drifted past its bound: the record no longer fits
+            why.append(f"{d.name} drifted ({', '.join(h['drift'])})")
+    if why:
         if on_calibrate:
-            on_calibrate()
+            on_calibrate("; ".join(why))
         calibrate_colony(colony, host, n_runs=n_runs, max_rows=max_rows, progress=progress)
         return True
     hm = colony.call(host, "query", "models_json")
@@ -420,7 +426,6 @@ PROBES = ("select * from particles where x < {p}",
           "select id, x from particles where y < {p} order by x limit 100",
           "select particle_id & 4095 as g, max(x) from particles where z < {p} group by g",
           "select count(*) from particles where abs(vx) < {va}")
-PROBE_POOL = "__colony_probe__"
 
 
 def _probe_sets(sizes, seed: int):

@@ -32,6 +32,11 @@ class Objects(Service):
         return self.ctx.store.entries(pool, prefix)
 
     @endpoint
+    def lost(self, pool: str, prefix: str = "") -> list[str]:
+        """Keys reported lost here (a get raises ObjectLost; drop forgets them)."""
+        return self.ctx.store.lost_keys(pool, prefix)
+
+    @endpoint
     def drop(self, pool: str, key: str) -> None:
         self.ctx.store.drop(pool, key)
 

@@ -29,17 +29,23 @@ from colony import codec
 from colony.cost import suite
 from colony.cost.models import DeviceModels
 from colony.decide import Decision, DeviceLoad, HostLoad, StormPolicy, decide, device_work, host_slack, host_work
-from colony.errors import DeviceBusy, InvalidArgument, StaleCalibration
+from colony.errors import (BadPlan, DeviceBusy, InvalidArgument, ObjectLost, QueryCancelled, QueryError,
+                           StaleCalibration, UnknownTable)
 from colony.query import plan as qplan
 from colony.query.estimate import estimate, plan_json
-from colony.errors import BadPlan
-from colony.errors import QueryCancelled, QueryError, UnknownTable
 from colony.query.stats import StatsIndex
 from colony.query.worker import CancelledIds, WorkerPool
 from colony.services.backlog import Backlog
 from colony.services.base import Service, endpoint, service
 from colony.services.cpu import CoreLoad
 from colony.store.routing import stable_hash
+
+
+PROBE_POOL = "__colony_probe__"   # the call-path calibration's probe tables (QueryService.probe_table)
+
+
+def _probe_only(tabs: dict[str, tuple[str, str]]) -> bool:
+    return bool(tabs) and all(pool == PROBE_POOL for pool, _ in tabs.values())
 
 
 def _tables_arg(tables: dict) -> dict[str, tuple[str, str]]:
@@ -216,7 +222,9 @@ class QueryService(Service):
     @endpoint
     def probe_table(self, pool: str, key: str, table: pa.Table | None) -> None:
         """Put (or, with None, drop) a probe object for call-path calibration in a pool of
-        this device's own store."""
+        this device's own store (``PROBE_POOL``: queries over it never teach the online correction)."""
+        if pool != PROBE_POOL:
+            raise QueryError(f"probe objects go in pool {PROBE_POOL!r}, not {pool!r}")
         store = self.ctx.store
         if table is None:
             if pool in store.pools() and key in store.list(pool):
@@ -242,9 +250,19 @@ class QueryService(Service):
 
     # -- catalogue --------------------------------------------------------------
     def _keys(self, pool: str, pattern: str) -> list[str]:
-        if pool not in self.ctx.store.pools():
+        """The table's objects here. A table with objects reported lost (a memory-only pool
+        across a restart, a quarantined spill file) is refused: an answer over the objects
+        that are left would be silently wrong."""
+        store = self.ctx.store
+        if pool not in store.pools():
             return []
-        return [k for k in self.ctx.store.list(pool) if fnmatch.fnmatchcase(k, pattern)]
+        lost = [k for k in store.lost_keys(pool) if fnmatch.fnmatchcase(k, pattern)]
+        if lost:
+            raise ObjectLost(f"device {self.ctx.name!r} lost {len(lost)} object(s) of pool {pool!r} matching "
+                             f"{pattern!r} ({', '.join(lost[:5])}{', ...' if len(lost) > 5 else ''}): "
+                             f"{store.lost[(pool, lost[0])]}. Load the table again (colony load --replace) "
+                             "or drop the lost keys")
+        return [k for k in store.list(pool) if fnmatch.fnmatchcase(k, pattern)]
 
     @endpoint
     def describe(self, tables: dict) -> dict:
@@ -503,6 +521,7 @@ class QueryService(Service):
                     query_id: str | None = None) -> dict:
         out = {"device": self.ctx.name, "decision": dec.to_dict(), "estimate_cpu_s": est_cpu,
                "est_rows": est.rows, "reserved": reserved, "actual": {}}
+        learn = not _probe_only(tabs)      # calibration's own probes are not evidence of drift
         act = out["actual"]
         if dec.placement == "back":
             objs = {}
@@ -522,7 +541,7 @@ class QueryService(Service):
                 t0 = time.perf_counter()
                 self._check_cancel(query_id)
                 out["hosted"] = self.ctx.peers.relay(host, "query", "run_pushed", bytes(plan_bytes), objs, reserved,
-                                                    predicted=self._host_prediction(dec, "back", est.ops),
+                                                    predicted=self._host_prediction(dec, "back", est.ops) if learn else None,
                                                     ticket=ticket, query_id=query_id)
                 act["to_host"] = time.perf_counter() - t0
                 self._adopt_host_residuals(out["hosted"])
@@ -576,7 +595,8 @@ class QueryService(Service):
                     self._check_cancel(query_id)
                     out["hosted"] = self.ctx.peers.relay(host, "query", "run_pushed", upper,
                                                         qplan.split_inputs(bufs), reserved,
-                                                        predicted=self._host_prediction(dec, "split", est.upper_ops),
+                                                        predicted=(self._host_prediction(dec, "split", est.upper_ops)
+                                                                   if learn else None),
                                                         ticket=ticket, query_id=query_id)
                     act["to_host"] = time.perf_counter() - t0
                     self._adopt_host_residuals(out["hosted"])
@@ -585,7 +605,7 @@ class QueryService(Service):
             else:
                 out["result"] = bufs[0]
             pred = dec.predicted.get(dec.placement) if dec.predicted else None
-            if self.models is not None and pred and est.supported:     # online correction
+            if learn and self.models is not None and pred and est.supported:     # online correction
                 ops = est.split_ops if dec.placement == "split" else est.ops
                 fam = self.models.family(ops)
                 if fam:

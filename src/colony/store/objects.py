@@ -260,6 +260,11 @@ class ObjectStore:
             out.append(Entry(pool, k, info.nbytes, info.rows, info.codec, spilled))
         return out
 
+    def lost_keys(self, pool: str, prefix: str = "") -> list[str]:
+        """Keys of ``pool`` reported lost (quarantined, or gone at a restart) and not dropped since."""
+        with self._lock:
+            return sorted(k for p, k in self.lost if p == pool and k.startswith(prefix))
+
     def _lost_by_pool(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
         for p, k in sorted(self.lost):
