@@ -85,6 +85,11 @@ def render(path: str) -> str:
         out.append(f"| {g} | {_pct(p['exec_pct']['all'])} | {_pct(p['exec_pct']['all'], 'p90')} | "
                    f"{_pct(t.get('down'))} / {_pct(t.get('down'), 'p90')} | {_pct(t.get('back'))} / "
                    f"{_pct(t.get('back'), 'p90')} | {_pct(t.get('split'))} / {_pct(t.get('split'), 'p90')} |")
+        c = p.get("total_pct_cold")
+        if c:       # the first (cold) decision's prediction against the same warm runs
+            out.append(f"| {g}, cold first decision | | | {_pct(c.get('down'))} / {_pct(c.get('down'), 'p90')} | "
+                       f"{_pct(c.get('back'))} / {_pct(c.get('back'), 'p90')} | {_pct(c.get('split'))} / "
+                       f"{_pct(c.get('split'), 'p90')} |")
     if s.get("families"):
         out += ["", "| family | held out | queries | exec err median | total err median | decisions right |",
                 "|---|---|---|---|---|---|"]
