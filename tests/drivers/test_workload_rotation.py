@@ -47,7 +47,8 @@ class _ColdFirst(_Client):
         if explain:
             self.explains += 1
             if self.explains == 1:
-                r.decision["predicted"] = {pl: {**v, "total": 0.05} for pl, v in r.decision["predicted"].items()}
+                r.decision["predicted"] = {pl: {**v, "total": 0.05, "estimate": 0.04}
+                                          for pl, v in r.decision["predicted"].items()}
                 r.extra = {"estimate_cpu_s": 2e-3}
         return r
 
@@ -57,3 +58,4 @@ def test_the_scored_prediction_is_warm_like_the_runs_and_the_cold_one_is_kept():
     assert rec["total_err"]["down"] == 0.0                  # warm prediction vs warm runs
     assert abs(rec["total_err_cold"]["down"] - 400.0) < 1e-6   # the cold one, 5x, stays reported
     assert rec["estimate_cpu_s"] == 2e-3                    # overhead: the cold decision's CPU
+    assert rec["estimate_cold_s"] == 0.04                   # and the wall it spent, for the report

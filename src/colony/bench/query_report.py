@@ -21,8 +21,11 @@ def _overhead(d: dict) -> str:
     waits for the interpreter lock included), both over the auto run's measured total."""
     s = d["summary"]
     recs = [r for r in d["records"] if "error" not in r and r.get("auto_actual")]
-    wall = [100 * next(iter(r["predicted_terms"].values()))["estimate"] / r["auto_actual"] for r in recs
-            if r.get("predicted_terms") and "estimate" in next(iter(r["predicted_terms"].values()))]
+    if any("predicted_cold" in r for r in recs):     # the scored decision is warm: the cold one's wall
+        wall = [100 * r["estimate_cold_s"] / r["auto_actual"] for r in recs if r.get("estimate_cold_s") is not None]
+    else:                                             # older records: the one decision was the cold one
+        wall = [100 * next(iter(r["predicted_terms"].values()))["estimate"] / r["auto_actual"] for r in recs
+                if r.get("predicted_terms") and "estimate" in next(iter(r["predicted_terms"].values()))]
     cpu_ms = [1e3 * r["estimate_cpu_s"] for r in recs if r.get("estimate_cpu_s") is not None]
     o = s.get("estimate_overhead_pct") or {}
     text = (f"estimation overhead (handler-thread CPU / query time) median {_pct(o)}, p90 {_pct(o, 'p90')}"

@@ -53,6 +53,7 @@ def run_one(client: QueryClient, sql: str, repeats: int = 3) -> dict:
         rec.update(decision=ex.placement, reason=ex.decision["reason"], est_rows=ex.est_rows,
                    supported=est.get("supported", True), estimate_cpu_s=cold.extra.get("estimate_cpu_s"),
                    predicted_cold={k: v["total"] for k, v in cold.decision["predicted"].items()},
+                   estimate_cold_s=next(iter(cold.decision["predicted"].values()), {}).get("estimate"),
                    predicted={k: v["total"] for k, v in ex.decision["predicted"].items()},
                    predicted_terms=ex.decision["predicted"],
                    job={"ops": est.get("ops"), "input_bytes": est.get("input_bytes"),
