@@ -28,3 +28,17 @@ def test_probe_queries_fit_a_call_path_correction_and_leave_no_probe_data():
     terms = r.decision["predicted"]["down"]
     assert "call" in terms and abs(terms["total"] - sum(v for k, v in terms.items()
                                                         if k not in ("total", "bytes"))) < 1e-12
+
+
+def test_ensure_calibrated_says_why_it_calibrates_and_then_keeps_the_records():
+    from colony.drivers.query import ensure_calibrated
+    lc = LocalColony(devices_config({"host": {"role": "host", "threads": 2, "services": {"query": {}}},
+                                     "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {}},
+                                              "pools": ["particles"]}}))
+    lc.store("nic0").put("particles", "o0", uniform(10_000, seed=2))
+    said = []
+    assert ensure_calibrated(lc, "host", 6, 20_000, on_calibrate=said.append)
+    assert said == ["no device calibrated yet"]
+    assert not ensure_calibrated(lc, "host", 6, 20_000, on_calibrate=said.append)    # kept: nothing drifted
+    assert ensure_calibrated(lc, "host", 6, 20_000, recalibrate=True, on_calibrate=said.append)
+    assert said[-1] == "asked to"

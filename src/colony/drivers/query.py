@@ -364,13 +364,16 @@ def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate
     for its fingerprint); otherwise just hand the host's models to the devices. Returns
     whether it calibrated. ``on_calibrate(reason)`` is called before calibrating,
     ``progress(device)`` as each device finishes."""
-    why = ["asked to"] if recalibrate else []
-    for d in colony.devices():
+    why, bare = (["asked to"] if recalibrate else []), []
+    devs = colony.devices()
+    for d in devs:
         h = colony.call(d.name, "query", "health")
         if not h["calibrated"] or not h.get("links_calibrated", True):
-            why.append(f"{d.name} not calibrated")
+            bare.append(d.name)
         elif h.get("drift"):      # its online correction drifted past its bound: the record no longer fits
             why.append(f"{d.name} drifted ({', '.join(h['drift'])})")
+    if bare:
+        why.append("no device calibrated yet" if len(bare) == len(devs) else f"{', '.join(bare)} not calibrated")
     if why:
         if on_calibrate:
             on_calibrate("; ".join(why))
