@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from colony.pacing import Link, LinkModel, gbps_to_Bps, payload_bytes
+from colony.pacing import Link, LinkModel, counted, gbps_to_Bps, payload_bytes
 
 
 def test_gbps_conversion_is_the_one_helper():
@@ -20,6 +20,8 @@ def test_unpaced_link_counts_bytes_per_direction_and_never_waits(clk):
     st = ln.stats()
     assert st["directions"]["client->nic0"] == {"bytes": 10 ** 9, "transfers": 1, "busy_s": 0.5, "waited_s": 0.0}
     assert st["directions"]["nic0->client"]["bytes"] == 7 and clk.t == 0.0
+    assert counted([st], st["link"], "client->nic0", "busy_s") == 0.5 and counted([st], st["link"], "nic0->client") == 7
+    assert counted([st], "client<->nic9", "nic9->client") == 0      # a link that carried nothing yet
     with pytest.raises(ValueError):
         ln.transfer(1, "nic1", "nic0")
 

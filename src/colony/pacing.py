@@ -156,6 +156,14 @@ class Link:
                     "directions": {d: dict(c) for d, c in self.counts.items()}}
 
 
+def counted(stats: list[dict], link: str, direction: str, field: str = "bytes") -> float:
+    """One counter (``bytes``, ``transfers``, ``busy_s``, ``waited_s``) of one direction of a
+    link, from link stats as ``Colony.links()`` / ``LocalColony.link_stats()`` return them;
+    0 where that link or direction has carried nothing yet."""
+    return sum(ln["directions"][direction][field] for ln in stats
+               if ln["link"] == link and direction in ln["directions"])
+
+
 def payload_bytes(obj: Any) -> int:
     """Bytes of the Arrow data and buffers in a call's arguments or result (what crosses a link)."""
     if isinstance(obj, (bytes, bytearray, memoryview)):

@@ -10,6 +10,7 @@ import pytest
 
 from colony.config.builders import devices as devices_config
 from colony.drivers.nearstore import Nescafe
+from colony.pacing import counted
 from colony.runtime.local import LocalColony
 
 N = 2_000_000                  # bytes per transfer: each paced longer than a stream gap (50 ms)
@@ -24,7 +25,7 @@ def _colony(tmp_path, link_gbps: float, d2d_gbps: float | None = None) -> LocalC
 
 
 def _runtime_bytes(lc, link: str, direction: str) -> int:
-    return next(ln["directions"][direction]["bytes"] for ln in lc.link_stats() if ln["link"] == link)
+    return counted(lc.link_stats(), link, direction)
 
 
 def _stored(lc, device: str) -> object:
@@ -37,8 +38,7 @@ def _stored(lc, device: str) -> object:
 def test_device_to_device_bytes_are_paced_once_at_the_slower_rate(tmp_path, runtime_gbps, own_gbps):
     lc = _colony(tmp_path, runtime_gbps, d2d_gbps=own_gbps)
     ext = _stored(lc, "csd0")
-    before = _runtime_bytes(lc, "csd1<->csd0", "csd0->csd1") if any(
-        ln["link"] == "csd1<->csd0" for ln in lc.link_stats()) else 0
+    before = _runtime_bytes(lc, "csd1<->csd0", "csd0->csd1")
     peers = lc.hosts["csd1"].ctx.peers            # csd1 reads csd0's block, as COSTA's fetch does
     t0 = time.perf_counter()
     for _ in range(K):

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from colony.drivers.emulated import emulated_colony, load_particles
 from colony.drivers.query import QueryClient, calibrate_colony
+from colony.pacing import counted
 from colony.query import plan as qplan
 
 
 def _bytes(lc, link: str, direction: str) -> int:
-    for ln in lc.link_stats():
-        if ln["link"] == link:
-            return ln["directions"][direction]["bytes"]
-    return 0
+    return counted(lc.link_stats(), link, direction)
 
 
 def test_multi_device_push_back_crosses_each_devices_host_link(tmp_path):

@@ -8,14 +8,12 @@ import pytest
 
 from colony.drivers.emulated import emulated_colony, load_particles
 from colony.drivers.query import QueryClient
+from colony.pacing import counted
 from colony.query import plan as qplan
 
 
 def _bytes(lc, link: str, direction: str) -> int:
-    for ln in lc.link_stats():
-        if ln["link"] == link:
-            return ln["directions"][direction]["bytes"]
-    return 0
+    return counted(lc.link_stats(), link, direction)
 
 
 LEGS = {"host->client": ("client<->host", "host->client"), "nic0->client": ("client<->nic0", "nic0->client"),

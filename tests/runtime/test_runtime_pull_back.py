@@ -8,6 +8,7 @@ import pytest
 
 from colony.data import uniform
 from colony.drivers.query import QueryClient
+from colony.pacing import counted
 from colony.query import plan as qplan
 from colony.query.plan import TableSpec
 
@@ -15,8 +16,7 @@ pytestmark = pytest.mark.ray
 
 
 def _bytes(colony, link: str, direction: str) -> int:
-    return sum(ln["directions"][direction]["bytes"] for ln in colony.links()
-               if ln["link"] == link and direction in ln["directions"])
+    return counted(colony.links(), link, direction)
 
 
 def test_host_pulls_pushed_back_objects_over_the_devices_read_endpoint(ray_colony):

@@ -8,6 +8,7 @@ import pytest
 
 from colony.data import uniform
 from colony.drivers.query import QueryClient
+from colony.pacing import counted
 from colony.query import plan as qplan
 from colony.query.plan import TableSpec
 
@@ -15,10 +16,7 @@ pytestmark = pytest.mark.ray
 
 
 def _bytes(colony, link: str, direction: str) -> int:
-    for ln in colony.links():
-        if ln["link"] == link:
-            return ln["directions"][direction]["bytes"]
-    return 0
+    return counted(colony.links(), link, direction)
 
 
 @pytest.mark.parametrize("placement", ["back", "split"])

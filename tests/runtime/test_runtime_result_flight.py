@@ -7,14 +7,12 @@ import numpy as np
 import pyarrow as pa
 
 from colony import codec
+from colony.pacing import counted
 from colony.runtime.flight import RESULT_FLIGHT_BYTES
 
 
 def _out(colony, dev: str) -> int:
-    for ln in colony.links():
-        if ln["link"] == f"client<->{dev}":
-            return ln["directions"][f"{dev}->client"]["bytes"]
-    return 0
+    return counted(colony.links(), f"client<->{dev}", f"{dev}->client")
 
 
 def test_a_large_call_result_rides_flight_and_is_counted_once(ray_colony):

@@ -9,6 +9,7 @@ import pytest
 
 from colony.data import uniform
 from colony.drivers.query import QueryClient
+from colony.pacing import counted
 from colony.query import plan as qplan
 from colony.query.plan import TableSpec
 
@@ -16,10 +17,7 @@ pytestmark = pytest.mark.ray
 
 
 def _bytes(colony, link: str, direction: str) -> int:
-    for ln in colony.links():
-        if ln["link"] == link:
-            return ln["directions"][direction]["bytes"]
-    return 0
+    return counted(colony.links(), link, direction)
 
 
 LEGS = {"host0->client": ("client<->host0", "host0->client"), "nic0->client": ("client<->nic0", "nic0->client"),

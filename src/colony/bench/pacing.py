@@ -33,6 +33,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from colony.pacing import counted
+
 RATES_GBPS = (0.1, 1.0, 10.0)
 PAYLOAD = 4 << 20
 LATENCY_S = 50e-6
@@ -45,19 +47,13 @@ def _table(nbytes: int, seed: int = 0) -> pa.Table:
 
 
 def _counted(colony, link: str, direction: str) -> int:
-    for ln in colony.links():
-        if ln["link"] == link:
-            return ln["directions"][direction]["bytes"]
-    return 0
+    return int(counted(colony.links(), link, direction))
 
 
 def _charged(colony, link: str, direction: str) -> tuple[int, float]:
     """Transfers and the seconds the link charged them (latency + size / rate each)."""
-    for ln in colony.links():
-        if ln["link"] == link:
-            d = ln["directions"][direction]
-            return d["transfers"], d["busy_s"]
-    return 0, 0.0
+    stats = colony.links()
+    return int(counted(stats, link, direction, "transfers")), float(counted(stats, link, direction, "busy_s"))
 
 
 def _kind(colony, kind: str, count: int, tag: str):
