@@ -47,6 +47,7 @@ def query_demo(colony=None, report_dir: str = ".", rows: int = 400_000, calib_ru
     import matplotlib.pyplot as plt
 
     from colony.drivers.query import QueryClient, ensure_calibrated
+    from colony.drivers.workload import cold_and_warm
     from colony.drivers.emulated import emulated_colony, load_particles
     from colony.query.plan import TableSpec
 
@@ -60,10 +61,7 @@ def query_demo(colony=None, report_dir: str = ".", rows: int = 400_000, calib_ru
     client = QueryClient(colony, host, {"particles": TableSpec("particles", pool, "part-*")})
     out = []
     for label, sql in DEMO_QUERIES:
-        # the prediction shown is a warm decision made before the query first runs, like the
-        # warm runs it is drawn beside (the first, cold one also pays for building the estimate)
-        cold = client.query(sql, "auto", explain=True)
-        pred = client.query(sql, "auto", explain=True)
+        cold, pred = cold_and_warm(client, sql)    # the warm prediction is drawn beside the warm runs
         auto = client.query(sql, "auto")
         rec = {"label": label, "sql": sql, "decision": auto.placement, "reason": auto.decision["reason"],
                "est_rows": auto.est_rows, "rows": auto.table.num_rows,

@@ -32,6 +32,14 @@ def _ape(p, a) -> float:
     return abs(p - a) / max(a, 1e-9) * 100.0
 
 
+def cold_and_warm(client: QueryClient, sql: str):
+    """Two decisions on ``sql`` before it ever runs (nothing learnt from it): the first is cold
+    (statistics and estimate built: its CPU is the estimation overhead, its total carries the
+    cold estimate), the second warm, as every run after it is (the estimate is cached per
+    plan), so the warm one is the prediction to set beside measured runs."""
+    return client.query(sql, "auto", explain=True), client.query(sql, "auto", explain=True)
+
+
 def run_one(client: QueryClient, sql: str, repeats: int = 3) -> dict:
     """Every placement and auto for one query, each the median of ``repeats`` runs (rounds
     interleave the placements, so drift hits all alike, in a fresh random order each round);
@@ -42,13 +50,7 @@ def run_one(client: QueryClient, sql: str, repeats: int = 3) -> dict:
     execution-time and total-latency prediction errors, and the cardinality error."""
     rec: dict = {"sql": sql}
     try:
-        # the first decision on a plan is cold (statistics and estimate built): its CPU is the
-        # estimation overhead; its total carries that cold estimate, which no measured run
-        # (all warm: the estimate is cached per plan) pays, so the prediction scored is a
-        # second, warm one, made like the first before the query ever ran (nothing learnt
-        # from it); the cold one's errors stay in the record (``total_err_cold``)
-        cold = client.query(sql, "auto", explain=True)
-        ex = client.query(sql, "auto", explain=True)
+        cold, ex = cold_and_warm(client, sql)     # the warm one is scored; the cold one's errors stay too
         est = ex.decision.get("estimate", {})
         rec.update(decision=ex.placement, reason=ex.decision["reason"], est_rows=ex.est_rows,
                    supported=est.get("supported", True), estimate_cpu_s=cold.extra.get("estimate_cpu_s"),
