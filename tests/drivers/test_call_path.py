@@ -42,3 +42,23 @@ def test_ensure_calibrated_says_why_it_calibrates_and_then_keeps_the_records():
     assert not ensure_calibrated(lc, "host", 6, 20_000, on_calibrate=said.append)    # kept: nothing drifted
     assert ensure_calibrated(lc, "host", 6, 20_000, recalibrate=True, on_calibrate=said.append)
     assert said[-1] == "asked to"
+
+
+def test_a_drifted_record_is_recalibrated_over_the_sizes_it_covered():
+    from colony.drivers.query import ensure_calibrated
+    lc = LocalColony(devices_config({"host": {"role": "host", "threads": 2, "services": {"query": {}}},
+                                     "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {}},
+                                              "pools": ["particles"]}}))
+    lc.store("nic0").put("particles", "o0", uniform(10_000, seed=3))
+    assert ensure_calibrated(lc, "host", 6, 20_000)
+    assert lc.call("nic0", "query", "health")["sizes"] == {"runs": 6, "min_rows": 10_000, "max_rows": 20_000,
+                                                           "seed": 1}
+    svc = lc.host("nic0").services["query"]
+    for _ in range(40):                       # its queries ran 3x slower than predicted, again and again
+        svc.models.residuals.update("filter", 1.0, 3.0)
+    assert lc.call("nic0", "query", "health")["drift"]
+    said = []
+    assert ensure_calibrated(lc, "host", 500, 5_000_000, on_calibrate=said.append)   # not the caller's sizes
+    assert said[-1].startswith("nic0 drifted") and "6 runs to 20,000 rows, as recorded" in said[-1]
+    h = lc.call("nic0", "query", "health")
+    assert h["sizes"]["runs"] == 6 and h["sizes"]["max_rows"] == 20_000 and not h["drift"]

@@ -70,9 +70,16 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
             print(json.dumps([t.to_dict() for t in tabs], indent=1))
             return
         t = Table(title=f"tables in colony {colony.config.name!r}")
-        for c in ("pool", "table", "devices", "objects", "rows", "MB", "schema"):
-            t.add_column(c, justify="right" if c in ("objects", "rows", "MB") else "left")
+        for c in ("pool", "table", "devices", "objects", "lost", "rows", "MB", "schema"):
+            t.add_column(c, justify="right" if c in ("objects", "lost", "rows", "MB") else "left")
         for x in tabs:
-            t.add_row(x.pool, x.name, ",".join(x.devices), str(x.objects), f"{x.rows:,}", f"{x.bytes / 1e6:,.1f}",
+            t.add_row(x.pool, x.name, ",".join(x.devices), str(x.objects),
+                      f"{x.lost} ({','.join(x.lost_on)})" if x.lost else "0", f"{x.rows:,}", f"{x.bytes / 1e6:,.1f}",
                       ", ".join(f"{f.name} {f.type}" for f in x.schema))
-        Console(width=200).print(t)
+        con = Console(width=200)
+        con.print(t)
+        for x in tabs:
+            if x.lost:
+                con.print(f"[yellow]{x.name}: {x.lost} object(s) lost on {', '.join(x.lost_on)} (a device restarted "
+                          f"and its pool {x.pool!r} keeps objects in memory only); queries on it fail until "
+                          f"`colony load --replace` loads it again[/yellow]")

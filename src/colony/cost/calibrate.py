@@ -186,6 +186,8 @@ def calibrate(device: str, threads: int, n_runs: int = 120, min_rows: int = 20_0
         if progress:
             progress(r + 1, n_runs)
     models = fit(device, threads, runs, seed=seed)
+    # what this record covers: a recalibration (drift) repeats it instead of caller defaults
+    models.report["sizes"] = {"runs": n_runs, "min_rows": min_rows, "max_rows": max_rows, "seed": seed}
     if fetch is not None:
         models.link, lrep = calibrate_link(fetch, link_sizes)
         models.report["link"] = lrep

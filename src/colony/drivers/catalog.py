@@ -36,10 +36,12 @@ class TableInfo:
     rows: int
     bytes: int
     schema: pa.Schema
+    lost: int = 0                         # objects devices report lost (a restart of a memory-only pool)
+    lost_on: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         return {"table": self.name, "pool": self.pool, "devices": list(self.devices), "objects": self.objects,
-                "rows": self.rows, "bytes": self.bytes,
+                "rows": self.rows, "bytes": self.bytes, "lost": self.lost, "lost_on": list(self.lost_on),
                 "schema": [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in self.schema]}
 
 
@@ -74,9 +76,15 @@ def default_models_dir(colony_name: str) -> str:
     return os.path.join(root, f"query-models-{colony_name}")
 
 
+def _table_of(pool: str, key: str) -> tuple[str, str]:
+    """(table, pattern) of one key: ``<table>/...`` keys are table ``<table>``, bare keys the pool's."""
+    return (key.split("/", 1)[0], key.split("/", 1)[0] + "/*") if "/" in key else (pool, "*")
+
+
 def scan(colony, host: str | None = None) -> list[TableInfo]:
     """Every table the colony's devices hold (the host's own pools excluded: queries read
-    data where it is in transit)."""
+    data where it is in transit), with the objects devices report lost: a table whose
+    objects are all lost is still listed (no rows, no columns), since queries on it fail."""
     host = host or host_of(colony)
     devs = [d for d in colony.devices() if d.name != host]
     calls, where = [], []
@@ -84,34 +92,45 @@ def scan(colony, host: str | None = None) -> list[TableInfo]:
         for pool in d.pools:
             if pool not in INTERNAL_POOLS:
                 calls.append(colony.call_async(d.name, "objects", "entries", pool, ""))
+                calls.append(colony.call_async(d.name, "objects", "lost", pool, ""))
                 where.append((d.name, pool))
     names: dict[tuple[str, str], str] = {}           # (pool, table) -> pattern
-    for (dev, pool), ents in zip(where, colony.wait(calls) if calls else []):
+    lost: dict[tuple[str, str], dict[str, int]] = {}  # (pool, table) -> device -> objects lost
+    got = colony.wait(calls) if calls else []
+    for (dev, pool), ents, gone in zip(where, got[0::2], got[1::2]):
         keys = [e.key for e in ents]
-        if not keys:
-            continue
-        if any("/" in k for k in keys):
-            for k in keys:
-                if "/" in k:
-                    names[(pool, k.split("/", 1)[0])] = k.split("/", 1)[0] + "/*"
-        else:
+        if keys and not any("/" in k for k in keys):
             names[(pool, pool)] = "*"
+        for k in keys:
+            if "/" in k:
+                t, pat = _table_of(pool, k)
+                names[(pool, t)] = pat
+        for k in gone:
+            t, pat = _table_of(pool, k)
+            names.setdefault((pool, t), pat)
+            lost.setdefault((pool, t), {}).setdefault(dev, 0)
+            lost[(pool, t)][dev] += 1
     if not names:
         return []
     specs = {f"{pool}\x00{t}": [pool, pat] for (pool, t), pat in names.items()}
     per: dict[str, list[tuple[str, dict]]] = {}
-    described = colony.wait([colony.call_async(d.name, "query", "describe", specs) for d in devs])
+    described = colony.wait([colony.call_async(d.name, "query", "describe", specs, False) for d in devs])
     for d, info in zip(devs, described):
         for k, v in info.items():
             if v.get("objects"):
                 per.setdefault(k, []).append((d.name, v))
     out = []
-    for k, parts in per.items():
-        pool, t = k.split("\x00")
-        out.append(TableInfo(name=t, pool=pool, pattern=names[(pool, t)], devices=tuple(sorted(p[0] for p in parts)),
+    for (pool, t), pat in names.items():
+        parts = per.get(f"{pool}\x00{t}", [])
+        gone = lost.get((pool, t), {})
+        if not parts and not gone:
+            continue
+        out.append(TableInfo(name=t, pool=pool, pattern=pat, devices=tuple(sorted(p[0] for p in parts)),
                              objects=sum(p[1]["objects"] for p in parts), rows=sum(p[1]["rows"] for p in parts),
                              bytes=sum(p[1]["bytes"] for p in parts),
-                             schema=pa.ipc.read_schema(pa.py_buffer(parts[0][1]["schema"]))))
+                             schema=(pa.ipc.read_schema(pa.py_buffer(parts[0][1]["schema"])) if parts
+                                     else pa.schema([])),
+                             lost=sum(gone.values()), lost_on=tuple(sorted(gone))))
     return sorted(out, key=lambda t: (t.pool, t.name))
 
 

@@ -363,18 +363,27 @@ def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate
     """Calibrate every device unless all have models (each device's calibration record, valid
     for its fingerprint); otherwise just hand the host's models to the devices. Returns
     whether it calibrated. ``on_calibrate(reason)`` is called before calibrating,
-    ``progress(device)`` as each device finishes."""
-    why, bare = (["asked to"] if recalibrate else []), []
+    ``progress(device)`` as each device finishes. A recalibration for drift alone repeats
+    the sizes the records covered (the largest of them), not ``n_runs``/``max_rows``: those
+    are what a first calibration should cover, and a drifted record already said what fits."""
+    why, bare, sizes = (["asked to"] if recalibrate else []), [], []
     devs = colony.devices()
     for d in devs:
         h = colony.call(d.name, "query", "health")
         if not h["calibrated"] or not h.get("links_calibrated", True):
             bare.append(d.name)
-        elif h.get("drift"):      # its online correction drifted past its bound: the record no longer fits
+            continue
+        if isinstance(h.get("sizes"), dict):
+            sizes.append(h["sizes"])
+        if h.get("drift"):      # its online correction drifted past its bound: the record no longer fits
             why.append(f"{d.name} drifted ({', '.join(h['drift'])})")
     if bare:
         why.append("no device calibrated yet" if len(bare) == len(devs) else f"{', '.join(bare)} not calibrated")
     if why:
+        if sizes and not bare and not recalibrate:
+            n_runs = max(int(s.get("runs", n_runs)) for s in sizes)
+            max_rows = max(int(s.get("max_rows", max_rows)) for s in sizes)
+            why.append(f"{n_runs} runs to {max_rows:,} rows, as recorded")
         if on_calibrate:
             on_calibrate("; ".join(why))
         calibrate_colony(colony, host, n_runs=n_runs, max_rows=max_rows, progress=progress)

@@ -249,15 +249,16 @@ class QueryService(Service):
         return pa.py_buffer(bytes(int(nbytes)))
 
     # -- catalogue --------------------------------------------------------------
-    def _keys(self, pool: str, pattern: str) -> list[str]:
+    def _keys(self, pool: str, pattern: str, refuse_lost: bool = True) -> list[str]:
         """The table's objects here. A table with objects reported lost (a memory-only pool
         across a restart, a quarantined spill file) is refused: an answer over the objects
-        that are left would be silently wrong."""
+        that are left would be silently wrong. The catalogue (``refuse_lost=False``) lists
+        what is left; it reports the lost objects itself."""
         store = self.ctx.store
         if pool not in store.pools():
             return []
         lost = [k for k in store.lost_keys(pool) if fnmatch.fnmatchcase(k, pattern)]
-        if lost:
+        if lost and refuse_lost:
             raise ObjectLost(f"device {self.ctx.name!r} lost {len(lost)} object(s) of pool {pool!r} matching "
                              f"{pattern!r} ({', '.join(lost[:5])}{', ...' if len(lost) > 5 else ''}): "
                              f"{store.lost[(pool, lost[0])]}. Load the table again (colony load --replace) "
@@ -265,11 +266,13 @@ class QueryService(Service):
         return [k for k in store.list(pool) if fnmatch.fnmatchcase(k, pattern)]
 
     @endpoint
-    def describe(self, tables: dict) -> dict:
-        """Per table: schema (IPC bytes), rows, stored bytes and object count held here."""
+    def describe(self, tables: dict, refuse_lost: bool = True) -> dict:
+        """Per table: schema (IPC bytes), rows, stored bytes and object count held here. A table
+        with lost objects is refused (ObjectLost), unless the catalogue asks for what is left
+        (``refuse_lost=False``): it reports the lost objects itself, from ``objects.lost``."""
         out = {}
         for name, (pool, pattern) in _tables_arg(tables).items():
-            keys = self._keys(pool, pattern)
+            keys = self._keys(pool, pattern, refuse_lost)
             if not keys:
                 out[name] = {"objects": 0}
                 continue
@@ -785,7 +788,7 @@ class QueryService(Service):
         legs = m is not None and m.link is not None and (self.ctx.role == "host" or m.link_host is not None)
         return {"device": self.ctx.name, "ok": True, "calibrated": m is not None, "links_calibrated": legs,
                 "host_models": self.host_models is not None, "stale": self.stale,
-                "learner": m.report.get("kept") if m else None,
+                "learner": m.report.get("kept") if m else None, "sizes": m.report.get("sizes") if m else None,
                 "corrections": m.residuals.to_json() if m else {},
                 "drift": m.residuals.drifted() if m else [],
                 "queue": self._dev_inflight, "max_queue": self.max_queue, "policy": self.policy,
