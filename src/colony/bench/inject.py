@@ -279,9 +279,9 @@ def run_sweep(sizes: list[int], nodes: int = 3, rounds: int = 3, temp_dir: str =
         top = max(pts, key=lambda p: p["gbps"]["median"])
         best[str(n)] = {k: top[k] for k in ("serialize", "message_bytes", "batch", "inflight")} | {
             "gbps_median": top["gbps"]["median"]}
-    from colony.runtime.actor import DEVICE_ENV
+    from colony.runtime import process
     return {"benchmark": "inject_sweep", "machine": mach, "loadavg_1m_at_end": round(os.getloadavg()[0], 2),
-            "device_env": DEVICE_ENV, "rounds": rounds, "base": SWEEP_BASE, "knobs": SWEEP_KNOBS, "sizes": sizes,
+            "device_process": process.settings(), "rounds": rounds, "base": SWEEP_BASE, "knobs": SWEEP_KNOBS, "sizes": sizes,
             "bytes_per_particle": BYTES_PER_PARTICLE, **result, "best_by_size": best}
 
 
@@ -352,9 +352,9 @@ def run(sizes: list[int], nodes: int = 3, repeats: int = 3, temp_dir: str = "/tm
                                     for k, v in results["multinode"]["host_overhead_s"].items()},
         "particles_max": top,
     }
-    from colony.runtime.actor import DEVICE_ENV
+    from colony.runtime import process
     return {"benchmark": "inject", "machine": mach, "loadavg_1m_at_end": round(os.getloadavg()[0], 2),
-            "device_env": DEVICE_ENV, "warm_runs": repeats,
+            "device_process": process.settings(), "warm_runs": repeats,
             "sizes": sizes, "batch_particles": BATCH, "bytes_per_particle": BYTES_PER_PARTICLE, "local": local,
             "colonies": results, "summary": summary}
 

@@ -55,14 +55,6 @@ def device_infos(config: ColonyConfig) -> list[DeviceInfo]:
             for d in config.devices.values()]
 
 
-# The environment of every device actor's process. Arrow's allocator (mimalloc) hands freed
-# memory back to the OS after 10 ms by default, so every object a device stores after a
-# drop faults its pages in again: on this VM a first touch runs at 0.2-1.4 GB/s against a
-# 5 GB/s memcpy (`colony bench inject`, docs/runtime.md). A device keeps memory it freed for
-# 5 s, so a stream of objects reuses touched pages; never returning it ran the 2-vCPU,
-# 23.5 GiB machine into Ray's memory monitor once other work ran beside a 4.8 GB injection.
-DEVICE_ENV = {"MIMALLOC_PURGE_DELAY": "5000"}
-
 RESULT_TTL_S = 600.0   # a large call result not fetched by then is dropped
 
 FROM = "_colony_from"  # keyword a device call carries: who is calling (for the link it crosses)
@@ -206,7 +198,8 @@ class DeviceActor:
 
     def __init__(self, config: ColonyConfig, device: str) -> None:
         from colony.cost import suite as calibration
-        from colony.runtime import emulation
+        from colony.runtime import emulation, process
+        self.hugepages_off = process.apply()      # before this process allocates its store
         self.config = config
         self.spec = config.device(device)
         machine_cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
@@ -495,7 +488,7 @@ class DeviceActor:
         return {
             "device": self.spec.name, "role": self.spec.role, "profile": self.spec.profile,
             "emulated": self.spec.emulated, "threads": self.spec.threads, "pid": os.getpid(),
-            "node_id": ctx.get_node_id(), "restarted": self.restarted,
+            "hugepages_off": self.hugepages_off, "node_id": ctx.get_node_id(), "restarted": self.restarted,
             "uptime_s": time.time() - self.started, "calls": self.calls,
             "services": sorted(self.host.services), "store": self.host.ctx.store.info(),
             "emulation": self.emulation.as_dict(),

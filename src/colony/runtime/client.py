@@ -17,9 +17,9 @@ import ray
 from colony.config import ColonyConfig
 from colony.config.schema import _select, resolve as resolve_config
 from colony.errors import RuntimeFailure, UnknownDevice
-from colony.runtime import auth
+from colony.runtime import auth, process
 from colony.runtime.tempdir import use_temp_dir
-from colony.runtime.actor import BULK, DEVICE_ENV, DeviceActor, RayPeers, actor_name, pack_tables
+from colony.runtime.actor import BULK, DeviceActor, RayPeers, actor_name, pack_tables
 from colony.runtime.flight import fetch_large
 from colony.runtime.futures import resolve
 from colony.store import Entry
@@ -122,7 +122,7 @@ class Colony(RayPeers):
                     name=aname, namespace=self.config.namespace, lifetime="detached" if self._detached else None,
                     resources=dict(spec.resources), num_cpus=0, max_concurrency=rt.max_concurrency,
                     max_restarts=rt.max_restarts, max_task_retries=0,
-                    runtime_env={"env_vars": dict(DEVICE_ENV)},
+                    runtime_env={"env_vars": dict(process.DEVICE_ENV)},
                 ).remote(self.config, name)
                 self._created.append(name)
             self._actors[name] = handle

@@ -1,8 +1,9 @@
 """The fingerprint a device's calibrations are valid for.
 
 Computed by the runtime from what shapes a device's timings (role, profile, thread budget,
-CPU pinning, link model, software versions, stored-object layout, and the runtime itself:
-calibration times the call path, which differs between Ray actors and in-process devices) and handed to services as
+CPU pinning, link model, software versions, stored-object layout, the runtime itself:
+calibration times the call path, which differs between Ray actors and in-process devices, and
+a Ray device's process settings, :mod:`colony.runtime.process`) and handed to services as
 an opaque string: cost models are kept with it and invalidated when it changes, and never
 read what is inside.
 """
@@ -25,7 +26,8 @@ def _version(pkg: str) -> str:
 def describe(spec, runtime: str = "ray") -> dict:
     from colony import __version__
     from colony.codec.container import VERSION
-    return {"runtime": runtime, "role": spec.role, "profile": spec.profile, "emulated": spec.emulated, "threads": spec.threads,
+    from colony.runtime import process
+    return {"runtime": runtime, "process": process.settings() if runtime == "ray" else None, "role": spec.role, "profile": spec.profile, "emulated": spec.emulated, "threads": spec.threads,
             "pin": spec.pin, "cores": list(spec.cores) if spec.cores else None, "link_gbps": spec.link_gbps,
             "software": {"colony": __version__, "python": platform.python_version(),
                          **{p: _version(p) for p in ("datafusion", "pyarrow", "numpy", "scikit-learn",
