@@ -70,8 +70,8 @@ def test_residuals_are_bounded_decay_and_flag_drift():
     assert r.factor("filter") == pytest.approx(1.0, abs=0.01) and not r.drifted()
     m = _models("nic", 1, 2e-8)
     base = m.predict_exec(_est().ops)
-    assert m.family(_est().ops) == "rows"
-    m.residuals.update("rows", base, 1.5 * base)
+    assert m.family(_est().ops) == "rows[]"        # only data volume is priced: its largest term, no shape
+    m.residuals.update("rows[]", base, 1.5 * base)
     assert m.predict_exec(_est().ops) == pytest.approx(base * np.exp(0.2 * np.log(1.5)))
 
 
@@ -96,7 +96,36 @@ def test_family_attribution_works_for_the_amdahl_learner_too():
     m.exec = NNLSExec(coef=coef, intercept=1e-4, serial=0.5)
     ops = dict.fromkeys(OPS, 0.0)
     ops["filter"] = 1e6
-    assert m.family(ops) == "filter"
+    assert m.family(ops) == "filter[]"
+
+
+def test_the_correction_key_is_the_compute_operator_and_shape_not_the_bytes_every_query_reads():
+    """On a host that receives pushed-back objects the copy of the input dominates every
+    query's predicted time; the correction must still tell a filter from a group-by."""
+    from colony.cost.models import OpsExec
+    m = _models("host", 2, 2e-8)
+    serial = [0.0] * len(OPS)
+    serial[OPS.index("in_bytes")] = 1e-9            # 72 MB in: ~70 ms, larger than any operator
+    serial[OPS.index("cmp")] = 2e-9
+    serial[OPS.index("hash_agg")] = 5e-9
+    m.exec = OpsExec(serial=serial, parallel=[0.0] * len(OPS), intercept=1e-4)
+    filt = dict.fromkeys(OPS, 0.0)
+    filt.update(in_bytes=72e6, rows=1e6, scan=9e6, cmp=1e6)
+    agg = dict(filt, hash_agg=1e6, groups=16.0)
+    assert m.family(filt) == "cmp[]" and m.family(agg) == "hash_agg[agg]"
+    base_f, base_a = m.predict_exec(filt), m.predict_exec(agg)
+    for _ in range(20):                                # group-bys run 30 % faster than modelled
+        m.residuals.update(m.family(agg), m.predict_exec(agg), 0.7 * base_a)
+    assert m.predict_exec(agg) == pytest.approx(0.7 * base_a, rel=0.05)
+    # the filter moves only by the device-wide half of those steps, not by the group-by's own
+    assert abs(np.log(m.predict_exec(filt) / base_f)) < 0.6 * abs(np.log(0.7))
+
+
+def test_residuals_keep_a_bounded_number_of_shapes():
+    r = Residuals(max_entries=8)
+    for i in range(20):
+        r.update(f"cmp[s{i}]", 1.0, 1.1)
+    assert len(r.state) == 8 and Residuals.GLOBAL in r.state and "cmp[s19]" in r.state and "cmp[s0]" not in r.state
 
 
 def test_client_feedback_corrects_the_end_to_end_prediction():

@@ -48,6 +48,15 @@ def _inliers(pred: np.ndarray, y: np.ndarray, k: float = 3.0) -> np.ndarray:
 
 
 _ALL_FEATURES = operator.itemgetter(*FEATURES)
+# data-volume terms: present in every query, so they say nothing of its shape
+_VOLUME = {"in_bytes", "out_bytes", "out_cells", "rows", "scan", "scan_str"}
+_COMPUTE = tuple(i for i, f in enumerate(FEATURES) if f not in _VOLUME)
+# structural operators and function classes that make a query's shape (online correction key)
+_SHAPE = tuple((name, tuple(FEATURES.index(f) for f in fs)) for name, fs in (
+    ("agg", ("hash_agg", "groups", "agg_lg")), ("distinct", ("distinct",)), ("sort", ("sort",)),
+    ("topk", ("topk",)), ("limit", ("limit",)), ("union", ("union",)),
+    ("join", ("join_build", "join_probe", "join_lg", "join_out")), ("power", ("power",)), ("math", ("math",)),
+    ("func", ("func",)), ("div", ("div",)), ("str", ("str",))))
 
 
 def _values(ops: dict) -> tuple:
@@ -304,6 +313,7 @@ class Residuals:
     drift_at: float = 1.5
     min_n: int = 10
     share: float = 0.5                                # part of each step the device-wide entry takes
+    max_entries: int = 256                            # shapes kept (least recently updated dropped)
     state: dict = field(default_factory=dict)        # family -> {"log": float, "n": int}
 
     GLOBAL = "*"
@@ -336,9 +346,12 @@ class Residuals:
         lim = float(np.log(self.bound))
         for k in keys:
             w = 1.0 if len(keys) == 1 else (self.share if k == self.GLOBAL else 1.0 - self.share)
-            st = self.state.setdefault(k, {"log": 0.0, "n": 0})
+            st = self.state.pop(k, None) or {"log": 0.0, "n": 0}
+            self.state[k] = st                        # most recently updated last
             st["log"] = float(np.clip(st["log"] + self.alpha * w * r, -lim, lim))
             st["n"] += 1
+        while len(self.state) > self.max_entries:     # one entry per query shape: bounded, oldest go
+            del self.state[next(k for k in self.state if k != self.GLOBAL)]
 
     def drifted(self) -> list[str]:
         lim = float(np.log(self.drift_at))
@@ -392,10 +405,17 @@ class DeviceModels:
     residuals: Residuals = field(default_factory=Residuals)   # online correction, not persisted
 
     def family(self, ops: dict, threads: int | None = None) -> str | None:
-        """The operator family that dominates this op vector's predicted execution time."""
+        """The online correction's key for this op vector (see :meth:`_family`)."""
         return self._family(_values(ops), threads)
 
     def _family(self, x: tuple, threads: int | None) -> str | None:
+        """``<dominant compute operator>[<shape>]``: the operator whose predicted cost is the
+        largest, leaving out the data-volume terms (bytes and rows read or written: on a host
+        that receives pushed-back objects, ``in_bytes`` dominated every query, so one entry
+        averaged a filter's residual with a group-by's and corrected neither), and the
+        structural operators the plan has (aggregate, sort, top-k, limit, distinct, union,
+        join, and the function classes). Queries of one shape share a correction; a shape the
+        device has not run yet starts from the device-wide one."""
         lin = self.exec if isinstance(self.exec, (OpsExec, NNLSExec)) else self.exec_linear
         t = float(threads or self.threads)
         if isinstance(lin, OpsExec):
@@ -405,8 +425,16 @@ class DeviceModels:
         else:
             return None
         share = list(map(operator.mul, x, w))
-        top = max(share)
-        return FEATURES[share.index(top)] if top > 0 else None      # the first largest, as argmax
+        top = max((share[i] for i in _COMPUTE), default=0.0)
+        if top > 0:
+            dom = FEATURES[next(i for i in _COMPUTE if share[i] == top)]
+        else:
+            top = max(share)
+            if top <= 0:
+                return None
+            dom = FEATURES[share.index(top)]      # the first largest, as argmax
+        shape = ",".join(name for name, idx in _SHAPE if any(x[i] > 0 for i in idx))
+        return f"{dom}[{shape}]"
 
     def predict_total(self, placement: str, raw: float) -> float:
         m = self.call_path.get(placement) or (self.call_path.get("back") if placement == "split" else None)
