@@ -34,6 +34,7 @@ from colony.runtime import placements
 from colony.runtime.links import CLIENT, Links
 from colony.services.base import DeviceContext
 from colony.runtime.fingerprint import fingerprint
+from colony.runtime.flight import fetch_large, large_bytes, stash_large
 from colony.runtime.futures import resolve
 from colony.services.host import DeviceHost
 from colony.services.protocol import DeviceInfo
@@ -104,11 +105,23 @@ class RayPeers:
         """Call an endpoint of a service placed on ``device`` and wait for its result, at most
         ``timeout`` seconds (default ``runtime.call_timeout_s``): a hung device raises
         :class:`DeadlineExceeded`, a dead one :class:`DeviceLost`, both naming it."""
-        return resolve(self.call_async(device, service, method, *args, **kwargs), self._deadline(timeout), device)
+        return resolve(self._start(device, service, method, args, kwargs, timeout), self._deadline(timeout), device)
 
     def call_async(self, device: str, service: str, method: str, *args: Any, **kwargs: Any):
         """Start a call; returns a future (a Ray ObjectRef) for :meth:`wait`."""
+        return self._start(device, service, method, args, kwargs, None)
+
+    def _start(self, device: str, service: str, method: str, args: tuple, kwargs: dict, timeout: float | None):
+        """Send a call. Large parts of its arguments (from ``RESULT_FLIGHT_BYTES``, where the
+        transfer layer's measured rule says Flight) go ahead to ``device``'s Flight endpoint
+        (DoPut, within the call's deadline) and the call carries references to them."""
         kwargs[FROM] = self.me
+        if large_bytes((args, kwargs)):
+            tr = getattr(self, "transfers", None)
+            if tr is None:                          # a device's peers: one transfer layer, made once
+                from colony.runtime.transfer import Transfers
+                tr = self.transfers = Transfers(self)
+            args, kwargs = tr.ship_args(device, args, kwargs, self.me, self._deadline(timeout))
         return self.handle(device).call.remote(service, method, *args, **kwargs)
 
     def relay(self, device: str, service: str, method: str, *args: Any, timeout: float | None = None,
@@ -233,7 +246,8 @@ class DeviceActor:
         self._replace_services()
         self.started = time.time()
         self.calls = 0
-        self._results: dict[str, tuple[Any, float]] = {}   # large call results awaiting DoGet
+        # large call parts by id: results awaiting the caller's DoGet, arguments put ahead of their call
+        self._results: dict[str, tuple[Any, float]] = {}
         self._results_lock = threading.Lock()
         from colony.runtime import auth
         from colony.runtime.flight import DeviceFlight, StoredReads
@@ -265,24 +279,36 @@ class DeviceActor:
         was = getattr(_SERVING, "bulk_client", False)
         _SERVING.bulk_client = bool(bulk and peer == CLIENT)
         try:
-            out = self.links.call(peer, lambda *a, **k: self.host.call(service, method, *a, **k), args, kwargs,
-                                  to=to)
+            # argument parts that came ahead over Flight were charged as they arrived (flight_put)
+            out = self.links.call(peer, lambda *a, **k: self.host.call(service, method, *fetch_large(a, self._take),
+                                                                       **fetch_large(k, self._take)),
+                                  args, kwargs, to=to)
         finally:
             _SERVING.bulk_client = was
         if bulk or to is not None:   # large parts stay here for the client's DoGet (charged above, once)
-            from colony.runtime.flight import stash_large
             out = stash_large(out, self._stash, self.spec.name)
         return out
 
-    def _stash(self, obj: Any) -> str:
-        """Keep a large result part for the client's DoGet; parts never fetched (a client that
-        gave up at its deadline) are dropped after RESULT_TTL_S."""
+    def _take(self, ref) -> Any:
+        """An argument part a caller put here ahead of its call (DoPut ``arg``)."""
+        with self._results_lock:
+            obj, _t = self._results.pop(ref.id, (None, 0.0))
+        if obj is None or ref.device != self.spec.name:
+            from colony.errors import RuntimeFailure
+            raise RuntimeFailure(f"device {self.spec.name!r} holds no call argument {ref.id!r} for device "
+                                 f"{ref.device!r}: it was taken already or dropped after {RESULT_TTL_S} s; call again")
+        return obj
+
+    def _stash(self, obj: Any, rid: str | None = None) -> str:
+        """Keep a large call part: a result for the caller's DoGet, or an argument put ahead of
+        its call (``rid`` given by its sender). Parts never taken (a caller that gave up at its
+        deadline, a call that never came) are dropped after RESULT_TTL_S."""
         import uuid
         now = time.monotonic()
         with self._results_lock:
             for k in [k for k, (_o, t) in self._results.items() if now - t > RESULT_TTL_S]:
                 del self._results[k]
-            rid = uuid.uuid4().hex
+            rid = rid or uuid.uuid4().hex
             self._results[rid] = (obj, now)
         return rid
 
@@ -397,6 +423,10 @@ class DeviceActor:
                     buf = table_blob(pa.Table.from_batches(batches), own=True)
                 entry = self.host.call("objects", "put", cmd["pool"], cmd["key"], buf)
                 pack_s = 0.0
+            elif op == "arg":      # a large call argument, ahead of its call (runtime.transfer.put_arg)
+                table = pa.Table.from_batches(batches, schema=reader.schema)
+                self._stash(table_blob(table) if cmd.get("kind") == "buffer" else table, str(cmd["id"]))
+                return {"bytes": n, "recv_s": recv_s}
             elif op == "ingest":   # the messages of one DoPut are one table (zero-copy), as inflight stores it
                 table = pa.Table.from_batches(batches, schema=reader.schema)
                 entry, pack_s = self._store_batch(cmd["pool"], cmd["key"], table, cmd.get("codec", "none"))
@@ -488,7 +518,8 @@ class DeviceActor:
         return {
             "device": self.spec.name, "role": self.spec.role, "profile": self.spec.profile,
             "emulated": self.spec.emulated, "threads": self.spec.threads, "pid": os.getpid(),
-            "hugepages_off": self.hugepages_off, "node_id": ctx.get_node_id(), "restarted": self.restarted,
+            "hugepages_off": self.hugepages_off,
+            "flight_args_sent": getattr(getattr(self.host.ctx.peers, "transfers", None), "args", 0), "node_id": ctx.get_node_id(), "restarted": self.restarted,
             "uptime_s": time.time() - self.started, "calls": self.calls,
             "services": sorted(self.host.services), "store": self.host.ctx.store.info(),
             "emulation": self.emulation.as_dict(),

@@ -158,9 +158,9 @@ class Colony(RayPeers):
         return fetch_large(super().call(device, service, method, *args, timeout=timeout, **kwargs),
                            self.transfers.result)
 
-    def call_async(self, device: str, service: str, method: str, *args: Any, **kwargs: Any):
-        kwargs[BULK] = True
-        return super().call_async(device, service, method, *args, **kwargs)
+    def _start(self, device: str, service: str, method: str, args: tuple, kwargs: dict, timeout: float | None):
+        kwargs[BULK] = True        # this client fetches large result parts over Flight
+        return super()._start(device, service, method, args, kwargs, timeout)
 
     def wait(self, futures, timeout: float | None = None, devices=None):
         return fetch_large(super().wait(futures, timeout, devices), self.transfers.result)

@@ -145,8 +145,8 @@ class FlightClients:
     def __init__(self, token: str | None) -> None:
         self._clients: dict[str, fl.FlightClient] = {}
         self._lock = threading.Lock()
-        headers = [(AUTH_HEADER.encode(), f"Bearer {token}".encode())] if token else []
-        self.options = fl.FlightCallOptions(headers=headers)
+        self._headers = [(AUTH_HEADER.encode(), f"Bearer {token}".encode())] if token else []
+        self.options = fl.FlightCallOptions(headers=self._headers)
 
     def client(self, location: str) -> fl.FlightClient:
         with self._lock:
@@ -156,16 +156,20 @@ class FlightClients:
             return c
 
     def put(self, location: str, cmd: dict, data: pa.Table | list[pa.RecordBatch],
-            on_sent: Callable[[], None] | None = None, message_bytes: int | None = None) -> dict:
+            on_sent: Callable[[], None] | None = None, message_bytes: int | None = None,
+            timeout: float | None = None) -> dict:
         """DoPut ``data`` with ``cmd`` in messages of about ``message_bytes``; returns the
-        device's JSON acknowledgement."""
+        device's JSON acknowledgement. ``timeout``: seconds for the whole exchange (gRPC's
+        deadline; ``fl.FlightTimedOutError`` beyond it)."""
         batches = [c for b in (data.to_batches() if isinstance(data, pa.Table) else data)
                    for c in _chunks(b, message_bytes)]
         if not batches:
             raise ColonyError("nothing to send: the table has no record batches")
         desc = fl.FlightDescriptor.for_command(json.dumps(cmd).encode())
+        options = self.options if timeout is None else fl.FlightCallOptions(headers=self._headers,
+                                                                             timeout=float(timeout))
         try:
-            writer, meta = self.client(location).do_put(desc, batches[0].schema, options=self.options)
+            writer, meta = self.client(location).do_put(desc, batches[0].schema, options=options)
             for b in batches:
                 writer.write_batch(b)
             writer.done_writing()
@@ -173,8 +177,8 @@ class FlightClients:
                 on_sent()
             ack = meta.read()
             writer.close()
-        except fl.FlightUnavailableError:
-            raise                    # the caller looks the endpoint up again (a restarted device)
+        except (fl.FlightUnavailableError, fl.FlightTimedOutError):
+            raise                    # the caller looks the endpoint up again, or names the device
         except fl.FlightError as e:
             raise _unwrap(e, location) from None
         return json.loads(ack.to_pybytes()) if ack is not None else {}
@@ -195,17 +199,21 @@ class FlightClients:
             self._clients.clear()
 
 
-# Service-call results from this size up go to the client over the device's Flight endpoint
-# (DoGet), smaller ones inside Ray's reply. Ray inlines a result below 100 KiB in the reply;
-# above that the client pulls it from the object store, where a 256 KiB get took 6.5 ms over
-# Ray against 1 ms over Flight between nodes, and Flight stayed ahead up to 256 MiB
-# (bench/results/transfer.json: Ray get 0.04 / Flight get 0.26 GB/s at 256 KiB).
+# Parts of service calls from this size up travel over the Flight endpoint of the device at
+# the other end: a result's parts go to the caller by DoGet, an argument's parts to the callee
+# by DoPut before the call (where :meth:`Transfers.bulk` says Flight wins for that size and
+# pair of nodes); smaller ones inside Ray's request or reply. Ray inlines a value below
+# 100 KiB; above that the other side pulls it from the object store, where a 256 KiB get took
+# 6.5 ms over Ray against 1 ms over Flight between nodes, and Flight stayed ahead up to
+# 256 MiB (bench/results/transfer.json: Ray get 0.04 / Flight get 0.26 GB/s at 256 KiB).
 RESULT_FLIGHT_BYTES = 256 << 10
 
 
-class ResultRef:
-    """A large part of a service call's result, left on the device for the client to fetch
-    with DoGet (``{"op": "result", "id": ...}``); already charged on the link by the call."""
+class PartRef:
+    """A large part of a service call's arguments or result, held on ``device`` under ``id``:
+    a result part waits there for the caller's DoGet (``{"op": "result", "id": ...}``), an
+    argument part arrived there by the caller's DoPut (``{"op": "arg", "id": ...}``) and the
+    callee takes it before the call runs. Charged on the link once, as it crossed."""
 
     __slots__ = ("device", "id", "nbytes", "kind")
 
@@ -213,23 +221,24 @@ class ResultRef:
         self.device, self.id, self.nbytes, self.kind = device, id, nbytes, kind
 
     def __reduce__(self):
-        return (ResultRef, (self.device, self.id, self.nbytes, self.kind))
+        return (PartRef, (self.device, self.id, self.nbytes, self.kind))
 
 
-def stash_large(obj: Any, stash: Callable[[Any], str], device: str) -> Any:
-    """``obj`` with every Arrow buffer or table of at least RESULT_FLIGHT_BYTES replaced by a
-    :class:`ResultRef` (``stash`` keeps it on the device and names it); dicts, lists and
-    tuples are walked, anything else is left as it is."""
-    if isinstance(obj, pa.Buffer) and obj.size >= RESULT_FLIGHT_BYTES:
-        return ResultRef(device, stash(obj), obj.size, "buffer")
-    if isinstance(obj, pa.Table) and obj.nbytes >= RESULT_FLIGHT_BYTES:
-        return ResultRef(device, stash(obj), obj.nbytes, "table")
+def stash_large(obj: Any, stash: Callable[[Any], str], device: str,
+                want: Callable[[int], bool] | None = None) -> Any:
+    """``obj`` with every Arrow buffer or table of at least RESULT_FLIGHT_BYTES (and for which
+    ``want(nbytes)``, when given) replaced by a :class:`PartRef` (``stash`` keeps it on
+    ``device`` and names it); dicts, lists and tuples are walked, anything else is left as it is."""
+    if isinstance(obj, pa.Buffer) and obj.size >= RESULT_FLIGHT_BYTES and (want is None or want(obj.size)):
+        return PartRef(device, stash(obj), obj.size, "buffer")
+    if isinstance(obj, pa.Table) and obj.nbytes >= RESULT_FLIGHT_BYTES and (want is None or want(obj.nbytes)):
+        return PartRef(device, stash(obj), obj.nbytes, "table")
     if isinstance(obj, dict):
-        return {k: stash_large(v, stash, device) for k, v in obj.items()}
+        return {k: stash_large(v, stash, device, want) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [stash_large(v, stash, device) for v in obj]
+        return [stash_large(v, stash, device, want) for v in obj]
     if isinstance(obj, tuple) and type(obj) is tuple:
-        return tuple(stash_large(v, stash, device) for v in obj)
+        return tuple(stash_large(v, stash, device, want) for v in obj)
     return obj
 
 
@@ -240,9 +249,9 @@ def large_bytes(obj: Any) -> int:
     return sum(seen)
 
 
-def fetch_large(obj: Any, fetch: Callable[[ResultRef], Any]) -> Any:
-    """The inverse of :func:`stash_large` on the client: every ResultRef fetched."""
-    if isinstance(obj, ResultRef):
+def fetch_large(obj: Any, fetch: Callable[[PartRef], Any]) -> Any:
+    """The inverse of :func:`stash_large` at the other end: every PartRef fetched."""
+    if isinstance(obj, PartRef):
         return fetch(obj)
     if isinstance(obj, dict):
         return {k: fetch_large(v, fetch) for k, v in obj.items()}

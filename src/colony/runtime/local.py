@@ -32,7 +32,7 @@ from colony.runtime.fingerprint import fingerprint
 from colony.services.base import DeviceContext, service_class
 from colony.services.host import DeviceHost
 from colony.services.protocol import DeviceInfo
-from colony.runtime.flight import ResultRef, fetch_large, stash_large
+from colony.runtime.flight import PartRef, fetch_large, stash_large
 from colony.runtime.links import CLIENT, Links
 from colony.store import Entry, ObjectStore, routing
 
@@ -93,7 +93,7 @@ class LocalColony:
             self._results[rid] = obj
         return rid
 
-    def _fetch(self, ref: ResultRef) -> Any:
+    def _fetch(self, ref: PartRef) -> Any:
         with self._results_lock:
             return self._results.pop(ref.id)
 

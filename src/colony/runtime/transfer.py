@@ -13,15 +13,16 @@ benchmarks see every byte.
 from __future__ import annotations
 
 import threading
+import uuid
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.flight as fl
 
-from colony.errors import DeviceLost, ObjectTooLarge
+from colony.errors import DeadlineExceeded, DeviceLost, ObjectTooLarge
 from colony.runtime import auth
 from colony.runtime.futures import resolve
-from colony.runtime.flight import MESSAGE_BYTES, FlightClients, ResultRef, blob_table, table_blob
+from colony.runtime.flight import MESSAGE_BYTES, FlightClients, PartRef, blob_table, stash_large, table_blob
 from colony.store import Entry
 
 
@@ -40,6 +41,7 @@ class Transfers:
         self.node_id = ray.get_runtime_context().get_node_id()
         self._lock = threading.Lock()
         self.results = 0          # call results fetched over Flight
+        self.args = 0             # call argument parts sent over Flight
         self.message_bytes = MESSAGE_BYTES   # Flight message size of DoPut streams (bench inject sweeps it)
 
     def bulk(self, nbytes: int, device: str | None = None) -> bool:
@@ -88,8 +90,36 @@ class Transfers:
                                      f"is restarting: retry once Ray has restarted it (`colony status`)",
                                      device) from None
 
-    def _put(self, device: str, cmd: dict, data, on_sent=None) -> dict:
-        return self._retrying(device, lambda loc: self.clients.put(loc, cmd, data, on_sent, self.message_bytes))
+    def _put(self, device: str, cmd: dict, data, on_sent=None, timeout: float | None = None) -> dict:
+        return self._retrying(device, lambda loc: self.clients.put(loc, cmd, data, on_sent, self.message_bytes,
+                                                                   timeout))
+
+    def put_arg(self, device: str, part, peer: str | None = None, timeout: float | None = None) -> str:
+        """A large part of a call's arguments, put on ``device`` ahead of the call (DoPut,
+        charged there on the link from ``peer``, default the client); returns the id the
+        callee takes it by. Within ``timeout`` (default ``runtime.call_timeout_s``), else
+        DeadlineExceeded naming the device."""
+        pid = uuid.uuid4().hex
+        kind = "table" if isinstance(part, pa.Table) else "buffer"
+        nbytes = part.nbytes if kind == "table" else part.size
+        cmd = {"op": "arg", "id": pid, "kind": kind, **({"from": peer} if peer else {})}
+        timeout = self.colony.config.runtime.call_timeout_s if timeout is None else timeout
+        try:
+            self._put(device, cmd, part if kind == "table" else blob_table(part, MESSAGE_BYTES), timeout=timeout)
+        except fl.FlightTimedOutError:
+            raise DeadlineExceeded(f"device {device!r} did not take a {nbytes:,}-byte call argument within "
+                                   f"{timeout:g} s", device, timeout) from None
+        with self._lock:
+            self.args += 1
+        return pid
+
+    def ship_args(self, device: str, args: tuple, kwargs: dict, peer: str | None = None,
+                  timeout: float | None = None) -> tuple[tuple, dict]:
+        """A call's arguments with their large parts (from ``RESULT_FLIGHT_BYTES``, where
+        :meth:`bulk` says Flight) put on ``device`` ahead of the call, each replaced by a
+        :class:`PartRef`; the callee takes them back before the call runs."""
+        return stash_large((args, kwargs), lambda part: self.put_arg(device, part, peer, timeout), device,
+                           lambda n: self.bulk(n, device))
 
     def put_object(self, device: str, pool: str, key: str, buf: pa.Buffer) -> Entry:
         ack = self._put(device, {"op": "put", "pool": pool, "key": key}, blob_table(buf, MESSAGE_BYTES))
@@ -110,7 +140,7 @@ class Transfers:
         cmd = {"op": "get", "pool": pool, "key": key, **({"from": peer} if peer else {})}
         return table_blob(self._retrying(device, lambda loc: self.clients.get(loc, cmd)))
 
-    def result(self, ref: ResultRef):
+    def result(self, ref: PartRef):
         """A large part of a call's result, left on its device (DoGet; the call charged it)."""
         cmd = {"op": "result", "id": ref.id}
         table = self._retrying(ref.device, lambda loc: self.clients.get(loc, cmd))
