@@ -138,3 +138,22 @@ def test_client_feedback_corrects_the_end_to_end_prediction():
         last = c.query("select * from particles where x < 0.2", "down").decision["predicted"]["down"]["total"]
     assert first > 0.5 and last < 0.6 * first
     assert link.call("nic0", "query", "health")["corrections"]["total:down"]["n"] >= 6
+
+
+def test_a_host_corrects_pushed_back_plans_and_split_upper_parts_apart():
+    """One host model prices a whole pushed-back plan and a split's upper part; they can
+    share a shape yet be mispriced in opposite directions, so each role has its own entry."""
+    from colony.cost.models import OpsExec
+    m = _models("host", 2, 2e-8)
+    serial = [0.0] * len(OPS)
+    serial[OPS.index("hash_agg")] = 5e-9
+    m.exec = OpsExec(serial=serial, parallel=[0.0] * len(OPS), intercept=1e-4)
+    agg = dict.fromkeys(OPS, 0.0)
+    agg.update(rows=1e6, hash_agg=1e6, groups=16.0)
+    assert m.family(agg, role="back") == "back:hash_agg[agg]" and m.family(agg, role="split") == "split:hash_agg[agg]"
+    base = m.predict_exec(agg, 2)
+    for _ in range(30):                       # back runs 30 % faster, split runs 50 % slower than priced
+        m.residuals.update(m.family(agg, 2, "back"), m.predict_exec(agg, 2, "back"), 0.7 * base)
+        m.residuals.update(m.family(agg, 2, "split"), m.predict_exec(agg, 2, "split"), 1.5 * base)
+    assert m.predict_exec(agg, 2, "back") == pytest.approx(0.7 * base, rel=0.08)
+    assert m.predict_exec(agg, 2, "split") == pytest.approx(1.5 * base, rel=0.08)

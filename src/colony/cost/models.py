@@ -404,9 +404,14 @@ class DeviceModels:
     call_path: dict = field(default_factory=dict)
     residuals: Residuals = field(default_factory=Residuals)   # online correction, not persisted
 
-    def family(self, ops: dict, threads: int | None = None) -> str | None:
-        """The online correction's key for this op vector (see :meth:`_family`)."""
-        return self._family(_values(ops), threads)
+    def family(self, ops: dict, threads: int | None = None, role: str | None = None) -> str | None:
+        """The online correction's key for this op vector (see :meth:`_family`); ``role``
+        (``back``, ``split``) prefixes it where one model prices two kinds of work: a host
+        running a whole pushed-back plan and one running a split's upper part over partial
+        results can share a shape and be mispriced in opposite directions (1M-row group-bys:
+        back 30-40 % over, split 30-65 % under), so one entry would correct neither."""
+        fam = self._family(_values(ops), threads)
+        return f"{role}:{fam}" if role and fam else fam
 
     def _family(self, x: tuple, threads: int | None) -> str | None:
         """``<dominant compute operator>[<shape>]``: the operator whose predicted cost is the
@@ -448,9 +453,10 @@ class DeviceModels:
         batches = rows / 65_536 + max(objects, 1)
         return float(max(self.setup.predict(batches), 0.0)) + self.deser_s * max(objects, 1)
 
-    def predict_exec(self, ops: dict, threads: int | None = None) -> float:
+    def predict_exec(self, ops: dict, threads: int | None = None, role: str | None = None) -> float:
         """Kept learner inside the calibrated sizes; a forest cannot extrapolate, so larger
-        inputs than calibration saw are priced by the linear (NNLS) model."""
+        inputs than calibration saw are priced by the linear (NNLS) model. Corrected online
+        by the entry of the op vector's shape (and ``role``, see :meth:`family`)."""
         t = float(threads or self.threads)
         m = self.exec
         if (self.exec_linear is not None and isinstance(m, ForestExec) and self.rows_max
@@ -461,7 +467,8 @@ class DeviceModels:
             raw = max(m.predict_one(x, t), 0.0)
         else:
             raw = float(max(m.predict(np.array(x)[None, :], np.array([t]))[0], 0.0))
-        return raw * self.residuals.factor(self._family(x, threads))
+        fam = self._family(x, threads)
+        return raw * self.residuals.factor(f"{role}:{fam}" if role and fam else fam)
 
     def predict_bytes(self, rows: float, width: float) -> float:
         return float(max(self.ser_bytes.predict(rows * width), 0.0))

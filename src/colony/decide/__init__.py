@@ -120,7 +120,7 @@ def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad
     out["down"] = down
     hb = host.predict_bytes(est.rows, est.out_width)       # the host's result, host -> client
     back = {"transfer": dev.predict_push(est.input_bytes), "deser_host": setup_host,
-            "wait": wait, "exec_host": host.predict_exec(est.ops, threads),
+            "wait": wait, "exec_host": host.predict_exec(est.ops, threads, "back"),
             "result": host.predict_transfer(hb), "bytes": float(est.input_bytes)}
     out["back"] = back
     if est.split_ops is not None:
@@ -128,7 +128,7 @@ def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad
         out["split"] = {"deser": setup_dev, "exec": dev.predict_exec(est.split_ops),
                         "ser": dev.predict_ser(sb), "transfer": dev.predict_push(sb),
                         "deser_host": host.deser_s, "wait": wait,
-                        "exec_host": host.predict_exec(est.upper_ops, threads),
+                        "exec_host": host.predict_exec(est.upper_ops, threads, "split"),
                         "result": host.predict_transfer(hb), "bytes": sb}
     if load.slowdown > 1.0:      # other work on the host's cores stretches the host's part
         for v in out.values():

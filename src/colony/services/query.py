@@ -622,7 +622,7 @@ class QueryService(Service):
         pred = (dec.predicted or {}).get(placement)
         if self.host_models is None or not pred or not ops or "exec_host" not in pred:
             return None
-        return {"exec_host": float(pred["exec_host"]), "family": self.host_models.family(ops),
+        return {"exec_host": float(pred["exec_host"]), "family": self.host_models.family(ops, role=placement),
                 "host_s": host_work(pred)}
 
     def _adopt_host_residuals(self, hosted) -> None:
