@@ -3,6 +3,8 @@ of concurrent queries waits for warm workers instead of starting (and dropping) 
 process per query, which made throughput collapse with concurrency (issue 16). A run that
 waits still honours its deadline and a cancel."""
 
+import os
+import sys
 import threading
 import time
 
@@ -95,4 +97,29 @@ def test_a_waiting_run_honours_its_deadline_and_a_cancel(data):
         assert codec.unpack_one(_run(pool, quick, buf)).num_rows == 16     # the pool serves again
     finally:
         pool.cancel("holder")
+        pool.close()
+
+
+def _thp_disabled(pid: int):
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("THP_enabled:"):
+                return line.split()[1] == "0"
+    except OSError:
+        pass
+    return None                    # a kernel that does not report it
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_THP_DISABLE is Linux's")
+def test_workers_run_without_transparent_huge_pages(data):
+    t, buf = data
+    pool = WorkerPool(keep=1, prestart=False, max_live=1)
+    try:
+        _run(pool, qplan.to_substrait(QUICK, {"particles": t.schema}), buf)     # a worker has served a query
+        pids = list(pool.live) or [w.pid for w in pool._idle]
+        assert pids
+        reported = _thp_disabled(os.getpid()) is not None       # this kernel says it per process
+        for pid in pids:
+            assert _thp_disabled(pid) is (True if reported else None)
+    finally:
         pool.close()

@@ -211,8 +211,7 @@ class DeviceActor:
 
     def __init__(self, config: ColonyConfig, device: str) -> None:
         from colony.cost import suite as calibration
-        from colony.runtime import emulation, process
-        self.hugepages_off = process.apply()      # before this process allocates its store
+        from colony.runtime import emulation
         self.config = config
         self.spec = config.device(device)
         machine_cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
@@ -518,7 +517,6 @@ class DeviceActor:
         return {
             "device": self.spec.name, "role": self.spec.role, "profile": self.spec.profile,
             "emulated": self.spec.emulated, "threads": self.spec.threads, "pid": os.getpid(),
-            "hugepages_off": self.hugepages_off,
             "flight_args_sent": getattr(getattr(self.host.ctx.peers, "transfers", None), "args", 0), "node_id": ctx.get_node_id(), "restarted": self.restarted,
             "uptime_s": time.time() - self.started, "calls": self.calls,
             "services": sorted(self.host.services), "store": self.host.ctx.store.info(),
