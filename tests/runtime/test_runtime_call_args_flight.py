@@ -51,5 +51,5 @@ def test_a_small_call_argument_stays_in_rays_request(ray_colony):
 
 
 def test_a_reference_to_an_argument_the_device_does_not_hold_is_refused_by_name(ray_colony):
-    with pytest.raises(RuntimeFailure, match="holds no call argument"):
+    with pytest.raises(RuntimeFailure, match="'nic0' holds no call argument"):
         ray_colony.call("nic0", "objects", "put", "default", "ca/4", PartRef("nic0", "nope", 1 << 20, "buffer"))

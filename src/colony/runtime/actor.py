@@ -289,13 +289,16 @@ class DeviceActor:
         return out
 
     def _take(self, ref) -> Any:
-        """An argument part a caller put here ahead of its call (DoPut ``arg``)."""
+        """An argument part a caller put here ahead of its call (DoPut ``arg``); a reference to
+        a part held on another device (a relayed result passed along) stays a reference."""
+        if ref.device != self.spec.name:
+            return ref
         with self._results_lock:
             obj, _t = self._results.pop(ref.id, (None, 0.0))
-        if obj is None or ref.device != self.spec.name:
+        if obj is None:
             from colony.errors import RuntimeFailure
-            raise RuntimeFailure(f"device {self.spec.name!r} holds no call argument {ref.id!r} for device "
-                                 f"{ref.device!r}: it was taken already or dropped after {RESULT_TTL_S} s; call again")
+            raise RuntimeFailure(f"device {self.spec.name!r} holds no call argument {ref.id!r}: it was taken "
+                                 f"already or dropped after {RESULT_TTL_S} s; call again")
         return obj
 
     def _stash(self, obj: Any, rid: str | None = None) -> str:
