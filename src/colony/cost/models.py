@@ -410,10 +410,9 @@ class DeviceModels:
         running a whole pushed-back plan and one running a split's upper part over partial
         results can share a shape and be mispriced in opposite directions (1M-row group-bys:
         back 30-40 % over, split 30-65 % under), so one entry would correct neither."""
-        fam = self._family(_values(ops), threads)
-        return f"{role}:{fam}" if role and fam else fam
+        return self._family(_values(ops), threads, role)
 
-    def _family(self, x: tuple, threads: int | None) -> str | None:
+    def _family(self, x: tuple, threads: int | None, role: str | None = None) -> str | None:
         """``<dominant compute operator>[<shape>]``: the operator whose predicted cost is the
         largest, leaving out the data-volume terms (bytes and rows read or written: on a host
         that receives pushed-back objects, ``in_bytes`` dominated every query, so one entry
@@ -439,7 +438,7 @@ class DeviceModels:
                 return None
             dom = FEATURES[share.index(top)]      # the first largest, as argmax
         shape = ",".join(name for name, idx in _SHAPE if any(x[i] > 0 for i in idx))
-        return f"{dom}[{shape}]"
+        return f"{role}:{dom}[{shape}]" if role else f"{dom}[{shape}]"
 
     def predict_total(self, placement: str, raw: float) -> float:
         m = self.call_path.get(placement) or (self.call_path.get("back") if placement == "split" else None)
@@ -467,8 +466,7 @@ class DeviceModels:
             raw = max(m.predict_one(x, t), 0.0)
         else:
             raw = float(max(m.predict(np.array(x)[None, :], np.array([t]))[0], 0.0))
-        fam = self._family(x, threads)
-        return raw * self.residuals.factor(f"{role}:{fam}" if role and fam else fam)
+        return raw * self.residuals.factor(self._family(x, threads, role))
 
     def predict_bytes(self, rows: float, width: float) -> float:
         return float(max(self.ser_bytes.predict(rows * width), 0.0))

@@ -520,7 +520,8 @@ class DeviceActor:
         return {
             "device": self.spec.name, "role": self.spec.role, "profile": self.spec.profile,
             "emulated": self.spec.emulated, "threads": self.spec.threads, "pid": os.getpid(),
-            "flight_args_sent": getattr(getattr(self.host.ctx.peers, "transfers", None), "args", 0), "node_id": ctx.get_node_id(), "restarted": self.restarted,
+            "node_id": ctx.get_node_id(), "restarted": self.restarted,
+            "flight_args_sent": getattr(getattr(self.host.ctx.peers, "transfers", None), "args", 0),
             "uptime_s": time.time() - self.started, "calls": self.calls,
             "services": sorted(self.host.services), "store": self.host.ctx.store.info(),
             "emulation": self.emulation.as_dict(),
