@@ -56,3 +56,16 @@ def test_linear_model_and_json_roundtrip(tmp_path):
     m.save(tmp_path / "d.json")
     again = DeviceModels.load(tmp_path / "d.json")
     assert again.predict_exec({"rows": 1e6}) == pytest.approx(m.predict_exec({"rows": 1e6}))
+
+
+def test_each_further_run_of_a_split_pays_the_calibrated_per_run_cost():
+    """A split's cuts run one after another, each its own execution: a 9-cut TPC-H split
+    cost ~9x a plan's fixed part on the device while the summed op vector priced it once."""
+    coef = [0.0] * len(OPS)
+    coef[OPS.index("rows")] = 1e-8
+    m = DeviceModels(device="d", threads=1, exec=NNLSExec(coef=coef, intercept=1e-3, serial=0.0),
+                     ser_time=LinearModel(1e-5, 1e-9), ser_bytes=LinearModel(500, 1.0), deser_s=1e-5)
+    one = m.predict_exec({"rows": 1e5})
+    assert one == pytest.approx(1e-3 + 1e-3)
+    assert m.predict_exec({"rows": 1e5}, runs=4) == pytest.approx(one + 3 * 1e-3)
+    assert m.per_run_s == pytest.approx(1e-3)

@@ -452,10 +452,14 @@ class DeviceModels:
         batches = rows / 65_536 + max(objects, 1)
         return float(max(self.setup.predict(batches), 0.0)) + self.deser_s * max(objects, 1)
 
-    def predict_exec(self, ops: dict, threads: int | None = None, role: str | None = None) -> float:
+    def predict_exec(self, ops: dict, threads: int | None = None, role: str | None = None,
+                     runs: int = 1) -> float:
         """Kept learner inside the calibrated sizes; a forest cannot extrapolate, so larger
         inputs than calibration saw are priced by the linear (NNLS) model. Corrected online
-        by the entry of the op vector's shape (and ``role``, see :meth:`family`)."""
+        by the entry of the op vector's shape (and ``role``, see :meth:`family`).
+
+        ``runs``: ``ops`` is the sum of that many plans run one after another (a split's
+        cuts, each its own execution), so each after the first adds the per-run cost."""
         t = float(threads or self.threads)
         m = self.exec
         if (self.exec_linear is not None and isinstance(m, ForestExec) and self.rows_max
@@ -466,7 +470,16 @@ class DeviceModels:
             raw = max(m.predict_one(x, t), 0.0)
         else:
             raw = float(max(m.predict(np.array(x)[None, :], np.array([t]))[0], 0.0))
+        raw += max(runs - 1, 0) * self.per_run_s
         return raw * self.residuals.factor(self._family(x, threads, role))
+
+    @property
+    def per_run_s(self) -> float:
+        """Seconds one execution costs before any operator: the calibrated intercept of the
+        linear model (a worker round trip, a plan decode, a context), what every further cut
+        of a split pays again."""
+        lin = self.exec if isinstance(self.exec, (OpsExec, NNLSExec)) else self.exec_linear
+        return max(float(getattr(lin, "intercept", 0.0) or 0.0), 0.0)
 
     def predict_bytes(self, rows: float, width: float) -> float:
         return float(max(self.ser_bytes.predict(rows * width), 0.0))

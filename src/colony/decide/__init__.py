@@ -125,7 +125,7 @@ def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad
     out["back"] = back
     if est.split_ops is not None:
         sb = dev.predict_bytes(est.split_rows, est.split_width)
-        out["split"] = {"deser": setup_dev, "exec": dev.predict_exec(est.split_ops),
+        out["split"] = {"deser": setup_dev, "exec": dev.predict_exec(est.split_ops, runs=max(len(est.splits), 1)),
                         "ser": dev.predict_ser(sb), "transfer": dev.predict_push(sb),
                         "deser_host": host.deser_s, "wait": wait,
                         "exec_host": host.predict_exec(est.upper_ops, threads, "split"),
