@@ -1203,8 +1203,8 @@ def _width(exprs: list, stats: dict) -> float:
         if e[0] == "col" and e[1] in stats:
             cs = stats[e[1]].columns.get(e[2])
         if cs is not None and cs.items is not None:
-            items, wt = cs.weighted_items()
-            w += 4.0 + (float(np.dot([len(x) for x in items], wt) / wt.sum()) if len(items) else 8.0)
+            mean = cs.mean_str_len()
+            w += 4.0 + (mean if mean is not None else 8.0)
         else:
             w += 8.0
     return w

@@ -196,6 +196,14 @@ class ColumnStats:
                             np.array([p[1] for p in pairs], dtype=np.float64))
         return self._witems
 
+    def mean_str_len(self) -> float | None:
+        """Mean length of the strings in the weighted sample (None without one), kept: the
+        estimator prices result widths with it on every projection it walks."""
+        if getattr(self, "_mean_len", False) is False:
+            items, w = self.weighted_items()
+            self._mean_len = float(np.dot([len(x) for x in items], w) / w.sum()) if len(items) else None
+        return self._mean_len
+
     def str_cdf(self, v: str) -> float:
         """Fraction of non-null strings < v."""
         if self.items is None or self.items.is_empty():
@@ -228,7 +236,14 @@ class ColumnStats:
             items, w = self.weighted_items()
             if not len(items):
                 raise StatsError("column has no values to sample")
-            return items[rng.choice(len(items), size=n, p=w / w.sum())]
+            if getattr(self, "_cdf", None) is None:
+                # Generator.choice(m, n, p=p) is cdf = p.cumsum(); cdf /= cdf[-1];
+                # cdf.searchsorted(random(n), side="right"): the same draws, without
+                # checking and summing p again on every call
+                cdf = (w / w.sum()).cumsum()
+                cdf /= cdf[-1]
+                self._cdf = cdf
+            return items[self._cdf.searchsorted(rng.random(n), side="right")]
         if getattr(self, "_inv", None) is None:
             e, r = self._hist()
             self._inv = np.interp(np.linspace(0.0, 1.0, 4097), r, e)
