@@ -6,18 +6,34 @@ pytestmark = pytest.mark.ray
 
 
 @pytest.fixture(scope="module")
-def rt():
+def rt(ray_colony):
+    """A second colony, "querytest", on the session's Ray cluster, on a node of its own.
+
+    Its devices ask for resources of their own (``querytest_<device>``): the session colony's
+    devices hold ``colony_<device>``, so a second colony asking for those waited for a node
+    that never freed and failed its first call after the deadline whenever it ran after a
+    test of the session colony."""
     import colony
-    from colony.config.builders import embedded
-    # its own colony name: in a session that already runs the `ray_colony` fixture, connect()
-    # attaches to that Ray cluster, and a same-named colony would attach to its devices
-    cfg = embedded(links_gbps={"nic0": 8.0}, pools={"particles": ["nic0"]}, name="querytest",
-                   services={"query": {"devices": "all"}})
-    c = colony.connect(cfg, temp_dir="/tmp/ray-issue5", num_cpus=2, object_store_memory=512 << 20)
+    from colony.config.builders import default_dict
+    from colony.config.schema import ColonyConfig
+    d = default_dict()
+    d["colony"]["name"] = "querytest"
+    d["devices"]["nic0"]["link_gbps"] = 8.0
+    d["pools"]["particles"] = {"members": ["nic0"], "policy": "tft"}
+    d["services"] = {"query": {"devices": "all"}}
+    for dev in d["devices"]:
+        d["devices"][dev]["resources"] = {f"querytest_{dev}": 1}
+    cfg = ColonyConfig.from_dict(d, source="<querytest>")
+    cluster = ray_colony.cluster
+    node = cluster.add_node(num_cpus=1, object_store_memory=256 << 20,
+                            resources={f"querytest_{dev}": 1.0 for dev in cfg.devices})
+    cluster.wait_for_nodes()
+    c = colony.connect(cfg)
     try:
         yield c, c        # the runtime paces nic0's calls at its 8 Gbit/s link itself
     finally:
         c.shutdown()
+        cluster.remove_node(node)
 
 
 def test_query_on_emulated_smartnic_matches_local(rt):
