@@ -189,3 +189,16 @@ def test_place_a_registered_service_at_run_time(ray_colony):
     assert {"default", "durable", "inject"} <= set(c.call("nic2", "device", "describe")["pools"])
     with pytest.raises(ServiceError, match="unknown service 'no-such'"):
         c.place("no-such", "all")
+
+
+def test_a_second_colony_asking_for_held_device_resources_is_refused_at_once(ray_colony):
+    """Its actors would wait for resources the session colony's devices hold; the first call
+    then failed after the 180 s deadline, naming the devices as hung. Now connect says why."""
+    import colony
+    from colony.config.builders import embedded
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeFailure, match=r"cannot start: their Ray resources \['colony_host0'.*held by other"):
+        colony.connect(embedded(name="clash"))
+    assert time.monotonic() - t0 < 30
+    names = {a["name"] for a in __import__("ray").util.list_named_actors(all_namespaces=True)}
+    assert not any(n.startswith("clash") for n in names)          # nothing left behind

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from typing import Any, Iterable, Mapping, Sequence
 
 import pyarrow as pa
@@ -28,6 +29,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TEMP_ENV = "COLONY_RAY_TEMP_DIR"
 READY_TIMEOUT_S = 180.0
+FREE_WAIT_S = 5.0       # how long a new device waits for its resource to be handed back before refusing
 
 
 def _device_resources(config: ColonyConfig) -> dict[str, float]:
@@ -105,19 +107,49 @@ class Colony(RayPeers):
                 f"the Ray cluster offers no node for device(s) {sorted({n for n, _ in missing})} (missing resources "
                 f"{sorted({r for _, r in missing})}); start a node for each, e.g. {lines}")
 
+    def _wait_free(self, names: list[str], wait_s: float = FREE_WAIT_S) -> None:
+        """The resources the devices to be created ask for are free now (or within ``wait_s``,
+        while a colony shut down just before hands them back): a device actor waits for its
+        resource, so one held by another colony's device would leave this colony waiting until
+        its first call's deadline, reported as hung devices."""
+        need: dict[str, float] = {}
+        for n in names:
+            for r, amt in self.config.devices[n].resources.items():
+                need[r] = need.get(r, 0.0) + amt
+        deadline = time.monotonic() + wait_s
+        while True:
+            free = ray.available_resources()
+            short = sorted(r for r, amt in need.items() if free.get(r, 0.0) < amt)
+            if not short:
+                return
+            if time.monotonic() >= deadline:
+                who = sorted(n for n in names if set(self.config.devices[n].resources) & set(short))
+                raise RuntimeFailure(
+                    f"device(s) {who} of colony {self.config.name!r} cannot start: their Ray resources {short} are "
+                    f"held by other actors on this cluster (another colony's devices?); give this colony's devices "
+                    f"their own resources (`resources = {{...}}` per device) on a node that offers them, or stop "
+                    f"the colony that holds them")
+            time.sleep(0.2)
+
     def _start_actors(self) -> None:
         rt = self.config.runtime
         remote = ray.remote(DeviceActor)
         existing = set()
-        for name, spec in self.config.devices.items():
-            aname = actor_name(self.config, name)
+        found = {}
+        for name in self.config.devices:
             try:
-                handle = ray.get_actor(aname, namespace=self.config.namespace)
-                existing.add(name)
+                found[name] = ray.get_actor(actor_name(self.config, name), namespace=self.config.namespace)
             except ValueError:
                 if not self._create:
                     raise RuntimeFailure(f"device {name!r} of colony {self.config.name!r} is not running on this "
                                          f"cluster; start the colony with `colony up`") from None
+        self._wait_free([n for n in self.config.devices if n not in found])
+        for name, spec in self.config.devices.items():
+            aname = actor_name(self.config, name)
+            if name in found:
+                handle = found[name]
+                existing.add(name)
+            else:
                 handle = remote.options(
                     name=aname, namespace=self.config.namespace, lifetime="detached" if self._detached else None,
                     resources=dict(spec.resources), num_cpus=0, max_concurrency=rt.max_concurrency,
