@@ -420,7 +420,7 @@ class DeviceModels:
         structural operators the plan has (aggregate, sort, top-k, limit, distinct, union,
         join, and the function classes). Queries of one shape share a correction; a shape the
         device has not run yet starts from the device-wide one."""
-        lin = self.exec if isinstance(self.exec, (OpsExec, NNLSExec)) else self.exec_linear
+        lin = self._linear
         t = float(threads or self.threads)
         if isinstance(lin, OpsExec):
             w = lin.per_op(t)
@@ -478,8 +478,12 @@ class DeviceModels:
         """Seconds one execution costs before any operator: the calibrated intercept of the
         linear model (a worker round trip, a plan decode, a context), what every further cut
         of a split pays again."""
-        lin = self.exec if isinstance(self.exec, (OpsExec, NNLSExec)) else self.exec_linear
-        return max(float(getattr(lin, "intercept", 0.0) or 0.0), 0.0)
+        return max(float(getattr(self._linear, "intercept", 0.0) or 0.0), 0.0)
+
+    @property
+    def _linear(self):
+        """The linear model (OpsExec/NNLSExec): the kept one, else the one kept beside a forest."""
+        return self.exec if isinstance(self.exec, (OpsExec, NNLSExec)) else self.exec_linear
 
     def predict_bytes(self, rows: float, width: float) -> float:
         return float(max(self.ser_bytes.predict(rows * width), 0.0))
