@@ -29,3 +29,20 @@ def test_mean_string_length_is_the_weighted_sample_mean():
     items, w = cs.weighted_items()
     assert cs.mean_str_len() == float(np.dot([len(x) for x in items], w) / w.sum())
     assert cs.mean_str_len() == cs.mean_str_len()
+
+
+def test_guide_table_draws_equal_a_full_search_over_many_items():
+    """Codes come from a guide table; a draw whose bucket holds a cdf step is searched. Over
+    thousands of items (many such buckets), every draw is the one a full search gives."""
+    t = pa.table({"s": pa.array([f"k{i}" for i in range(20_000)] + ["hot"] * 5000)})
+    cs = TableStats.build([t]).columns["s"]
+    items, w = cs.weighted_items()
+    assert len(items) > 500
+    cdf = (w / w.sum()).cumsum()
+    cdf /= cdf[-1]
+    for seed in range(3):
+        want = cdf.searchsorted(np.random.Generator(np.random.SFC64(seed)).random(100_000), side="right")
+        got = cs.sample_codes(100_000, np.random.Generator(np.random.SFC64(seed)))
+        assert (got == want).all()
+    m, guide = cs._guide
+    assert (guide[:-1] != guide[1:]).any() and m >= 16 * len(items)     # the searched path ran too
