@@ -31,6 +31,10 @@ def test_devices_are_pinned_to_their_nodes_and_labelled(ray_colony):
     assert {d.label for d in c.devices() if d.role == "smartnic"} == {"emulated bluefield2"}
     assert st["nic0"]["emulation"]["arrow_cpu_count"] == 1 and st["host0"]["emulation"]["emulated"] is False
     assert c.auth_mode == "token"
+    # connect warmed every handler thread of each device it started (a restarted one starts cold)
+    k = c.config.runtime.max_concurrency
+    assert all(s["warm_threads"] == k for s in st.values() if not s["restarted"])
+    assert any(not s["restarted"] for s in st.values())
 
 
 def test_put_get_list_drop_route_by_tft(ray_colony):

@@ -133,6 +133,22 @@ def test_stats_persist_next_to_object_and_follow_drops():
     assert s.list("__stats__") == ["p/k2"]
 
 
+def test_a_put_forgets_only_its_own_pools_merged_statistics():
+    s = ObjectStore("d")
+    for p in ("a", "b"):
+        s.create_pool(p)
+    idx = StatsIndex(s)
+    for p in ("a", "b"):
+        s.put(p, "k1", uniform(3000, 1))
+        s.put(p, "k2", uniform(3000, 2))
+    a, b = idx.table("a", ["k1", "k2"]), idx.table("b", ["k1", "k2"])
+    s.put("b", "k3", uniform(3000, 3))
+    assert idx.table("a", ["k1", "k2"]) is a            # kept, with the column caches it built
+    assert idx.table("b", ["k1", "k2"]) is not b        # merged afresh after a put in its pool
+    s.drop("a", "k2")
+    assert idx.table("a", ["k1"]).rows == 3000 and idx.table("b", ["k1", "k2", "k3"]).rows == 9000
+
+
 def test_cdf_is_uniform_within_bins():
     cs = ColumnStats.build(pa.array(np.linspace(0, 1, 100_001)))
     for v in (0.01, 0.1, 0.333, 0.9):

@@ -211,8 +211,9 @@ class QueryClient:
         storm = dict(self.storm, host=self.host) if self.storm else None
         if explain:
             r = self.colony.call(dev, "query", "explain", plan_bytes, tables, placement, load, storm)
+            extra = {"estimate_cpu_s": r["estimate_cpu_s"], "estimate_cpu_parts_s": r.get("estimate_cpu_parts_s")}
             return QueryResult(None, r["decision"]["placement"], r["decision"], {}, dev, sql,
-                               r["decision"]["estimate"]["rows"], True, {"estimate_cpu_s": r["estimate_cpu_s"]})
+                               r["decision"]["estimate"]["rows"], True, extra)
         t0 = time.perf_counter()
         r = self.colony.call(dev, "query", "execute", plan_bytes, tables, placement, load, storm, self.host,
                              feedback=self._feedback.pop(dev, None), query_id=qid)

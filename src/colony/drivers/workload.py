@@ -54,6 +54,7 @@ def run_one(client: QueryClient, sql: str, repeats: int = 3) -> dict:
         est = ex.decision.get("estimate", {})
         rec.update(decision=ex.placement, reason=ex.decision["reason"], est_rows=ex.est_rows,
                    supported=est.get("supported", True), estimate_cpu_s=cold.extra.get("estimate_cpu_s"),
+                   estimate_cpu_parts_s=cold.extra.get("estimate_cpu_parts_s"),
                    predicted_cold={k: v["total"] for k, v in cold.decision["predicted"].items()},
                    estimate_cold_s=next(iter(cold.decision["predicted"].values()), {}).get("estimate"),
                    predicted={k: v["total"] for k, v in ex.decision["predicted"].items()},

@@ -353,7 +353,7 @@ class StatsIndex:
             TableStats(rows=0, columns={}, nbytes=nbytes)
         with self._lock:
             self._cache[(pool, key)] = st
-            self._merged.clear()
+            self._forget_merged(pool)
         if st.columns:
             self.store.put(STATS_POOL, self._skey(pool, key), st.to_table())
 
@@ -362,11 +362,17 @@ class StatsIndex:
             return
         with self._lock:
             self._cache.pop((pool, key), None)
-            self._merged.clear()
+            self._forget_merged(pool)
         try:
             self.store.drop(STATS_POOL, self._skey(pool, key))
         except ColonyError:
             pass
+
+    def _forget_merged(self, pool: str) -> None:
+        """Drop the merged statistics of ``pool`` (the caller holds the lock): a put or drop
+        there changes them; another pool's stay, with the per-column caches they have built."""
+        for ck in [ck for ck in self._merged if ck[0] == pool]:
+            del self._merged[ck]
 
     def get(self, pool: str, key: str) -> TableStats:
         with self._lock:

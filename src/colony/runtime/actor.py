@@ -57,6 +57,7 @@ def device_infos(config: ColonyConfig) -> list[DeviceInfo]:
 
 
 RESULT_TTL_S = 600.0   # a large call result not fetched by then is dropped
+WARM_TIMEOUT_S = 20.0  # handler threads that have not all met by then are left as they are
 
 FROM = "_colony_from"  # keyword a device call carries: who is calling (for the link it crosses)
 BULK = "_colony_bulk"  # keyword of a client that fetches large results over Flight (runtime.flight)
@@ -248,6 +249,8 @@ class DeviceActor:
         # large call parts by id: results awaiting the caller's DoGet, arguments put ahead of their call
         self._results: dict[str, tuple[Any, float]] = {}
         self._results_lock = threading.Lock()
+        self._warm: dict[int, threading.Barrier] = {}
+        self._warmed: set[int] = set()          # handler threads warmed (their idents)
         from colony.runtime import auth
         from colony.runtime.flight import DeviceFlight, StoredReads
         self.flight = DeviceFlight(self, ray.util.get_node_ip_address(), auth.token())
@@ -522,7 +525,7 @@ class DeviceActor:
             "emulated": self.spec.emulated, "threads": self.spec.threads, "pid": os.getpid(),
             "node_id": ctx.get_node_id(), "restarted": self.restarted,
             "flight_args_sent": getattr(getattr(self.host.ctx.peers, "transfers", None), "args", 0),
-            "uptime_s": time.time() - self.started, "calls": self.calls,
+            "uptime_s": time.time() - self.started, "calls": self.calls, "warm_threads": len(self._warmed),
             "services": sorted(self.host.services), "store": self.host.ctx.store.info(),
             "emulation": self.emulation.as_dict(),
             "links": self.link_stats(), "flight": self.flight.location,
@@ -541,6 +544,23 @@ class DeviceActor:
         (the query cost models live under ``"query"``)."""
         keep = {k: v for k, v in (self.host.ctx.calibration or {}).items() if k not in result and k != "stale"}
         self.host.ctx.calibration = {**keep, **result, "fingerprint": self.host.ctx.fingerprint}
+
+    def warm_threads(self, n: int) -> bool:
+        """Warm each of this actor's ``n`` handler threads (:func:`colony.query.plan.warm_thread`):
+        the runtime sends ``n`` of these at once and a barrier holds each until all ``n`` run,
+        so every thread gets one. False if they did not all meet (then some threads stay cold)."""
+        from colony.query.plan import warm_thread
+        with self._results_lock:
+            barrier = self._warm.setdefault(n, threading.Barrier(n))
+        try:
+            barrier.wait(timeout=WARM_TIMEOUT_S)
+            met = True
+        except threading.BrokenBarrierError:
+            met = False
+        warm_thread()
+        with self._results_lock:
+            self._warmed.add(threading.get_ident())
+        return met
 
     def ping(self) -> str:
         return self.spec.name

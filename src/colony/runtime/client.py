@@ -161,6 +161,14 @@ class Colony(RayPeers):
         try:
             names = list(self._actors)
             resolve([self._actors[n].ping.remote() for n in names], READY_TIMEOUT_S, names)
+            # every handler thread of a new device warmed once, before any query pays for it
+            k = rt.max_concurrency
+            warm = [n for n in self._created if n in self._actors]
+            met = resolve([self._actors[n].warm_threads.remote(k) for n in warm for _ in range(k)],
+                          READY_TIMEOUT_S, [n for n in warm for _ in range(k)])
+            if not all(met):
+                log.warning("devices %s: not every handler thread could be warmed", sorted(set(
+                    n for n, ok in zip([n for n in warm for _ in range(k)], met) if not ok)))
         except Exception:
             self._kill(self._created)
             raise
