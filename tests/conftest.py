@@ -11,6 +11,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# Calibration records the tests make (small tables, few runs) go to a directory of this test
+# run's own: in the user's ~/.cache/colony/calibration they replaced a benchmark's record of
+# the same fingerprint, and the next benchmark priced 1M-row queries with them. Set before
+# any colony starts, so every device process (Ray workers inherit it) writes there too.
+if "COLONY_CALIBRATION_DIR" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+    os.environ["COLONY_CALIBRATION_DIR"] = tempfile.mkdtemp(prefix="colony-test-calibration-")
+    atexit.register(shutil.rmtree, os.environ["COLONY_CALIBRATION_DIR"], True)
+
 
 def ray_temp_dir() -> str:
     """A Ray temp dir of this worktree's own (/tmp/ray-<worktree>), so engineers' clusters never collide."""

@@ -36,7 +36,8 @@ def test_unknown_column_fails_fast_too(monkeypatch, capsys):
 
 
 def test_fresh_home_gets_the_error_without_side_effects(tmp_path):
-    env = {**os.environ, "HOME": str(tmp_path), "COLONY_LOG_DIR": str(tmp_path / "logs")}
+    env = {**{k: v for k, v in os.environ.items() if k != "COLONY_CALIBRATION_DIR"},   # the default, under HOME
+           "HOME": str(tmp_path), "COLONY_LOG_DIR": str(tmp_path / "logs")}
     r = subprocess.run([str(COLONY), "query", "--local", "SELEC broken"], capture_output=True, text=True, env=env,
                        timeout=120)
     assert r.returncode == 2 and r.stderr.startswith("error: SQL error")
