@@ -42,7 +42,10 @@ def test_forest_json_predicts_like_sklearn():
     f = ForestExec.fit(X, T, y, seed=0)
     rf = RandomForestRegressor(n_estimators=40, max_depth=10, min_samples_leaf=2, random_state=0, n_jobs=1)
     rf.fit(ForestExec._feat(X, T), np.log(y))
-    assert np.allclose(f.predict(X, T), np.exp(rf.predict(ForestExec._feat(X, T))), rtol=1e-9)
+    want = np.exp(rf.predict(ForestExec._feat(X, T)))
+    assert np.allclose(f.predict(X, T), want, rtol=1e-9)
+    g = ForestExec(trees=f.trees)             # from its JSON form, one op vector at a time (a decision)
+    assert np.allclose([g.predict(X[i], T[i])[0] for i in range(len(X))], want, rtol=1e-9)
 
 
 def test_linear_model_and_json_roundtrip(tmp_path):

@@ -196,27 +196,34 @@ class ForestExec:
         if not isinstance(self.trees, list) or not 0 < len(self.trees) <= MAX_TREES:
             raise InvalidArgument(f"a forest model needs 1..{MAX_TREES} trees")
         arrays = [_tree_arrays(i, t) for i, t in enumerate(self.trees)]
-        # all trees padded into one (trees x nodes) table, walked together: a prediction is a
-        # few vector steps per level, not a Python loop per tree (estimation overhead)
+        # all trees in one flat node table, walked together: a prediction is a few vector steps
+        # per level, not a Python loop per tree (estimation overhead). A node's children sit at
+        # child[2 * node + (x <= threshold)]: the right one first, so a NaN goes right as in
+        # sklearn; a leaf is its own two children, so every walk simply takes `depth` steps.
         n = max(len(a[0]) for a in arrays)
-        pad = lambda i, fill, dt: np.stack([np.concatenate([a[i], np.full(n - len(a[i]), fill, dt)])  # noqa: E731
-                                            for a in arrays])
-        self._left, self._right = pad(0, -1, np.int64), pad(1, -1, np.int64)
-        self._fidx, self._thr, self._val = pad(2, 0, np.int64), pad(3, 0.0, np.float64), pad(4, 0.0, np.float64)
-        self._rows = np.arange(len(arrays))[:, None]
+        m = len(arrays) * n
+        child = np.arange(2 * m, dtype=np.int64) // 2
+        fidx, thr, val = np.zeros(m, np.int64), np.full(m, np.inf), np.zeros(m)
+        depth = 0
+        for k, (left, right, feat, th, v, d) in enumerate(arrays):
+            base, inner = k * n, left != -1
+            i = base + np.flatnonzero(inner)
+            child[2 * i], child[2 * i + 1] = base + right[inner], base + left[inner]
+            fidx[i], thr[i] = feat[inner], th[inner]
+            val[base:base + len(v)] = v
+            depth = max(depth, d)
+        self._child, self._fidx, self._thr, self._val = child, fidx, thr, val
+        self._roots, self._depth = np.arange(len(arrays), dtype=np.int64) * n, depth
 
     def predict(self, X, threads) -> np.ndarray:
         F = self._feat(np.atleast_2d(X), np.atleast_1d(threads))
-        node = np.zeros((len(self._left), len(F)), dtype=np.int64)        # trees x samples
-        cols = np.arange(len(F))[None, :]
-        for _ in range(MAX_DEPTH + 1):
-            left = self._left[self._rows, node]
-            inner = left != -1
-            if not inner.any():
-                break
-            go_left = F[cols, self._fidx[self._rows, node]] <= self._thr[self._rows, node]
-            node = np.where(inner, np.where(go_left, left, self._right[self._rows, node]), node)
-        return np.exp(self._val[self._rows, node].mean(axis=0))
+        s, nf = F.shape
+        flat = F.ravel()
+        node = np.repeat(self._roots[None, :], s, axis=0)            # samples x trees
+        row = (np.arange(s, dtype=np.int64) * nf)[:, None]
+        for _ in range(self._depth):
+            node = self._child[2 * node + (flat[row + self._fidx[node]] <= self._thr[node])]
+        return np.exp(self._val[node].mean(axis=1))
 
     def to_json(self) -> dict:
         return {"kind": "forest", "trees": self.trees}
@@ -248,7 +255,7 @@ def _tree_arrays(i: int, t: dict) -> tuple:
         depth[left[j]] = depth[right[j]] = depth[j] + 1
     if depth.max() > MAX_DEPTH:
         raise bad(f"depth {depth.max()} exceeds {MAX_DEPTH}")
-    return left, right, feat, thr, val
+    return left, right, feat, thr, val, int(depth.max())
 
 
 def exec_from_json(d: dict):
