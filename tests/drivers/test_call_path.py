@@ -42,12 +42,16 @@ def test_ensure_calibrated_says_why_it_calibrates_and_then_keeps_the_records():
     assert not ensure_calibrated(lc, "host", 6, 20_000, on_calibrate=said.append)    # kept: nothing drifted
     assert ensure_calibrated(lc, "host", 6, 20_000, recalibrate=True, on_calibrate=said.append)
     assert said[-1] == "asked to"
-    # a record made on smaller tables (or fewer runs) than asked is not used for the larger ones
-    assert not ensure_calibrated(lc, "host", 4, 18_500, on_calibrate=said.append)    # covered
-    assert ensure_calibrated(lc, "host", 6, 40_000, on_calibrate=said.append)
+    # sizes as a first calibration's defaults: any valid record is kept
+    assert not ensure_calibrated(lc, "host", 60, 400_000, on_calibrate=said.append)
+    # sizes as a requirement (a benchmark, the demo): a record made on smaller tables (or fewer
+    # runs) than asked is not used for the larger ones
+    assert not ensure_calibrated(lc, "host", 4, 18_500, on_calibrate=said.append, cover=True)    # covered
+    assert ensure_calibrated(lc, "host", 6, 40_000, on_calibrate=said.append, cover=True)
     assert "covers 6 runs to 20,000 rows" in said[-1] and "asked for 6 to 40,000" in said[-1]
     assert lc.call("nic0", "query", "health")["sizes"]["max_rows"] == 40_000
-    assert ensure_calibrated(lc, "host", 16, 40_000, on_calibrate=said.append) and "16 to 40,000" in said[-1]
+    assert ensure_calibrated(lc, "host", 16, 40_000, on_calibrate=said.append, cover=True) and \
+        "16 to 40,000" in said[-1]
 
 
 def test_a_drifted_record_is_recalibrated_over_the_sizes_it_covered():
@@ -64,8 +68,8 @@ def test_a_drifted_record_is_recalibrated_over_the_sizes_it_covered():
         svc.models.residuals.update("filter", 1.0, 3.0)
     assert lc.call("nic0", "query", "health")["drift"]
     said = []
-    # sizes the record covers: a drift recalibration repeats the record's, not the caller's
-    assert ensure_calibrated(lc, "host", 4, 18_000, on_calibrate=said.append)
+    # a drift recalibration repeats the record's sizes, not the caller's
+    assert ensure_calibrated(lc, "host", 500, 5_000_000, on_calibrate=said.append)
     assert said[-1].startswith("nic0 drifted") and "6 runs to 20,000 rows, as recorded" in said[-1]
     h = lc.call("nic0", "query", "health")
     assert h["sizes"]["runs"] == 6 and h["sizes"]["max_rows"] == 20_000 and not h["drift"]

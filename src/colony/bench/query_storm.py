@@ -237,7 +237,7 @@ def main() -> None:
                 c.put(f"particles_nic{i}", f"part-{j:05d}", t.slice(j * a.rows // 4, a.rows // 4))
         links = c                     # the runtime paces every call on the devices' links
         t0 = time.time()
-        out["calibrated"] = ensure_calibrated(links, host, 60, 400_000)
+        out["calibrated"] = ensure_calibrated(links, host, 60, 400_000, cover=True)
         out["calibration_s"] = time.time() - t0
 
         def clients(storm=None, send_load=True):

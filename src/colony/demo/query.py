@@ -57,7 +57,7 @@ def query_demo(colony=None, report_dir: str = ".", rows: int = 400_000, calib_ru
         load_particles(colony, nic, rows, objects=4, seed=seed, pool=pool)
     else:
         colony, host, nic, used = _ray_colony(colony, rows, seed, link_gbps, pool)
-    ensure_calibrated(colony, host, calib_runs, max(300_000, rows * 5 // 4))   # sizes that cover the table
+    ensure_calibrated(colony, host, calib_runs, max(300_000, rows * 5 // 4), cover=True)   # sizes that cover the table
     client = QueryClient(colony, host, {"particles": TableSpec("particles", pool, "part-*")})
     out = []
     for label, sql in DEMO_QUERIES:

@@ -360,7 +360,7 @@ def _tables_in(pj: dict) -> list[str]:
 
 
 def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate: bool = False,
-                      on_calibrate=None, progress=None) -> bool:
+                      on_calibrate=None, progress=None, cover: bool = False) -> bool:
     """Calibrate every device unless all have models (each device's calibration record, valid
     for its fingerprint); otherwise just hand the host's models to the devices. Returns
     whether it calibrated. ``on_calibrate(reason)`` is called before calibrating,
@@ -368,9 +368,12 @@ def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate
     the sizes the records covered (the largest of them), not ``n_runs``/``max_rows``: those
     are what a first calibration should cover, and a drifted record already said what fits.
 
-    A record calibrated on smaller tables or fewer runs than asked (under 90 % of
-    ``max_rows`` or half of ``n_runs``) is recalibrated at the asked sizes: a record the
-    test suite made on 30k-row tables once priced a 1M-row benchmark's push-backs 3x high."""
+    ``cover``: the sizes are a requirement, not a first calibration's default (a benchmark
+    whose JSON reports them; the demo, whose table they cover): a record calibrated on smaller
+    tables or fewer runs (under 90 % of ``max_rows`` or half of ``n_runs``) is recalibrated at
+    the asked sizes. A record the test suite made on 30k-row tables once priced a 1M-row
+    benchmark's push-backs 3x high. Without ``cover`` (``colony query``, ``colony load``,
+    the gateway) a valid record is kept whatever sizes it was made on."""
     why, bare, sizes, small = (["asked to"] if recalibrate else []), [], [], []
     devs = colony.devices()
     for d in devs:
@@ -382,7 +385,7 @@ def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate
         if isinstance(sz, dict):
             sizes.append(sz)
             runs, rows = int(sz.get("runs", n_runs)), int(sz.get("max_rows", max_rows))
-            if rows < 0.9 * max_rows or runs < 0.5 * n_runs:
+            if cover and (rows < 0.9 * max_rows or runs < 0.5 * n_runs):
                 small.append(f"{d.name}'s record covers {runs} runs to {rows:,} rows")
         if h.get("drift"):      # its online correction drifted past its bound: the record no longer fits
             why.append(f"{d.name} drifted ({', '.join(h['drift'])})")
