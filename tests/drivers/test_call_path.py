@@ -52,6 +52,15 @@ def test_ensure_calibrated_says_why_it_calibrates_and_then_keeps_the_records():
     assert lc.call("nic0", "query", "health")["sizes"]["max_rows"] == 40_000
     assert ensure_calibrated(lc, "host", 16, 40_000, on_calibrate=said.append, cover=True) and \
         "16 to 40,000" in said[-1]
+    # only the devices whose records fall short are redone, on the host's record, which covers
+    from colony.drivers.query import calibrate_colony
+    calibrate_colony(lc, "host", n_runs=16, max_rows=60_000, devices=["host"])
+    host_before = lc.call("host", "query", "models_json")
+    assert ensure_calibrated(lc, "host", 16, 60_000, on_calibrate=said.append, cover=True)
+    assert "nic0's record covers 16 runs to 40,000 rows" in said[-1] and "recalibrating nic0 only" in said[-1]
+    assert lc.call("host", "query", "models_json") == host_before
+    assert lc.call("nic0", "query", "health")["sizes"]["max_rows"] == 60_000
+    assert not ensure_calibrated(lc, "host", 16, 60_000, on_calibrate=said.append, cover=True)
 
 
 def test_a_drifted_record_is_recalibrated_over_the_sizes_it_covered():
