@@ -374,7 +374,8 @@ def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate
     the asked sizes. A record the test suite made on 30k-row tables once priced a 1M-row
     benchmark's push-backs 3x high. Without ``cover`` (``colony query``, ``colony load``,
     the gateway) a valid record is kept whatever sizes it was made on."""
-    why, bare, sizes, small, short = (["asked to"] if recalibrate else []), [], [], [], []
+    why, bare, sizes = (["asked to"] if recalibrate else []), [], []
+    short: dict[str, str] = {}          # devices whose record falls short of the sizes asked -> what it covers
     devs = colony.devices()
     for d in devs:
         h = colony.call(d.name, "query", "health")
@@ -386,23 +387,22 @@ def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate
             sizes.append(sz)
             runs, rows = int(sz.get("runs", n_runs)), int(sz.get("max_rows", max_rows))
             if cover and (rows < 0.9 * max_rows or runs < 0.5 * n_runs):
-                small.append(f"{d.name}'s record covers {runs} runs to {rows:,} rows")
-                short.append(d.name)
+                short[d.name] = f"{d.name}'s record covers {runs} runs to {rows:,} rows"
         if h.get("drift"):      # its online correction drifted past its bound: the record no longer fits
             why.append(f"{d.name} drifted ({', '.join(h['drift'])})")
     if bare:
         why.append("no device calibrated yet" if len(bare) == len(devs) else f"{', '.join(bare)} not calibrated")
-    if small:
-        why.append(f"{'; '.join(small)} (asked for {n_runs} to {max_rows:,})")
+    if short:
+        why.append(f"{'; '.join(short.values())} (asked for {n_runs} to {max_rows:,})")
     if why:
-        if sizes and not bare and not small and not recalibrate:
+        if sizes and not bare and not short and not recalibrate:
             n_runs = max(int(s.get("runs", n_runs)) for s in sizes)
             max_rows = max(int(s.get("max_rows", max_rows)) for s in sizes)
             why.append(f"{n_runs} runs to {max_rows:,} rows, as recorded")
         # only records too small, the host's not among them: redo just those devices on the
         # host's record (the demo after the benchmark redid the host at its smaller size too,
         # and the next benchmark all devices again)
-        only = short if short and why == [why[-1]] and small and host not in short else None
+        only = list(short) if short and len(why) == 1 and host not in short else None
         if only:
             why[-1] += f"; the others' records cover it: recalibrating {', '.join(only)} only"
         if on_calibrate:

@@ -9,6 +9,7 @@ the UNION ALL of the partitions.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 import time
@@ -64,7 +65,9 @@ def to_substrait(sql: str, schemas: dict[str, pa.Schema]) -> bytes:
             from None
 
 
-_TINY: list[bytes] = []
+@functools.cache
+def _tiny_plan() -> bytes:
+    return to_substrait("select x from t where x > 0", {"t": pa.schema([("x", pa.int64())])})
 
 
 def warm_thread() -> None:
@@ -74,9 +77,7 @@ def warm_thread() -> None:
     in it: ~4.5 ms of CPU per thread in a Ray actor's handler threads on this VM, which the
     first decisions on each thread paid (up to 9 ms of a TPC-H query's 16 ms cold estimate).
     A device pays it once per thread when it starts instead."""
-    if not _TINY:
-        _TINY.append(to_substrait("select x from t where x > 0", {"t": pa.schema([("x", pa.int64())])}))
-    ss.Serde.deserialize_bytes(_TINY[0]).to_json()
+    ss.Serde.deserialize_bytes(_tiny_plan()).to_json()
 
 
 def execution_context(threads: int, memory_limit: int | None = None) -> SessionContext:

@@ -251,6 +251,7 @@ class DeviceActor:
         self._results_lock = threading.Lock()
         self._warm: dict[int, threading.Barrier] = {}
         self._warmed: set[int] = set()          # handler threads warmed (their idents)
+        self._warm_lock = threading.Lock()
         from colony.runtime import auth
         from colony.runtime.flight import DeviceFlight, StoredReads
         self.flight = DeviceFlight(self, ray.util.get_node_ip_address(), auth.token())
@@ -550,7 +551,7 @@ class DeviceActor:
         the runtime sends ``n`` of these at once and a barrier holds each until all ``n`` run,
         so every thread gets one. False if they did not all meet (then some threads stay cold)."""
         from colony.query.plan import warm_thread
-        with self._results_lock:
+        with self._warm_lock:
             barrier = self._warm.setdefault(n, threading.Barrier(n))
         try:
             barrier.wait(timeout=WARM_TIMEOUT_S)
@@ -558,7 +559,7 @@ class DeviceActor:
         except threading.BrokenBarrierError:
             met = False
         warm_thread()
-        with self._results_lock:
+        with self._warm_lock:
             self._warmed.add(threading.get_ident())
         return met
 

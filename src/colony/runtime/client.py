@@ -163,12 +163,11 @@ class Colony(RayPeers):
             resolve([self._actors[n].ping.remote() for n in names], READY_TIMEOUT_S, names)
             # every handler thread of a new device warmed once, before any query pays for it
             k = rt.max_concurrency
-            warm = [n for n in self._created if n in self._actors]
-            met = resolve([self._actors[n].warm_threads.remote(k) for n in warm for _ in range(k)],
-                          READY_TIMEOUT_S, [n for n in warm for _ in range(k)])
+            calls = [n for n in self._created if n in self._actors for _ in range(k)]   # k per device
+            met = resolve([self._actors[n].warm_threads.remote(k) for n in calls], READY_TIMEOUT_S, calls)
             if not all(met):
-                log.warning("devices %s: not every handler thread could be warmed", sorted(set(
-                    n for n, ok in zip([n for n in warm for _ in range(k)], met) if not ok)))
+                log.warning("devices %s: not every handler thread could be warmed",
+                            sorted({n for n, ok in zip(calls, met) if not ok}))
         except Exception:
             self._kill(self._created)
             raise
