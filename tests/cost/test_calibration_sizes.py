@@ -38,11 +38,11 @@ def test_cross_validation_reports_the_largest_runs_apart():
         runs.append({"ops": ops, "threads": 1, "exec_s": t * rng.uniform(0.97, 1.03)})
     _, report = fit_exec(runs)
     rows = np.array([r["ops"]["rows"] for r in runs])
-    for name in ("ops", "nnls", "forest"):
+    for name in ("ops", "nnls", "blend", "forest"):
         big = report[name]["large"]
         assert big["runs"] == int((rows >= 0.25 * rows.max()).sum()) > 10
         assert big["min_rows"] == 0.25 * rows.max()
         assert 0 <= big["ape_median"] <= big["ape_p90"]
-    assert report["lowest"] == min(("ops", "nnls", "forest"), key=lambda k: report[k]["ape_median"])
+    assert report["lowest"] == min(("ops", "nnls", "blend", "forest"), key=lambda k: report[k]["ape_median"])
     kept = report["kept"]
     assert report[kept]["ape_median"] - report[report["lowest"]]["ape_median"] <= report[kept]["se_vs_best"]

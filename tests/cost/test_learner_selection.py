@@ -48,7 +48,7 @@ def test_one_standard_error_rule_prefers_the_structured_learner_on_a_tie_only():
 def test_fit_exec_reports_the_rule_and_the_lowest_learner():
     model, report = fit_exec(_runs())
     assert "by query template" in report["selection"] and "one standard error" in report["selection"]
-    assert report["lowest"] in ("ops", "nnls", "forest")
-    for name in ("ops", "nnls", "forest"):
+    assert report["lowest"] in ("ops", "nnls", "blend", "forest")
+    for name in ("ops", "nnls", "blend", "forest"):
         assert report[name]["se_vs_best"] >= 0
     assert report["kept"] == "ops"          # the data is exactly the per-operator shape

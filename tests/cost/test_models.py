@@ -1,11 +1,16 @@
 """Cost models fit what calibration measured: the linear learners recover a known cost,
-the forest's JSON form predicts like scikit-learn, models survive a JSON round trip."""
+the forest's JSON form predicts like scikit-learn, the blend is its parts' geometric mean,
+models survive a JSON round trip."""
+
+import json
 
 import numpy as np
 import pytest
 from sklearn.ensemble import RandomForestRegressor
 
-from colony.cost.models import DeviceModels, ForestExec, LinearModel, NNLSExec, fit_exec
+from colony.cost.models import (BlendExec, DeviceModels, ForestExec, LinearModel, NNLSExec, _folds, ape,
+                                exec_from_json, fit_exec)
+from colony.errors import InvalidArgument
 from colony.query.estimate import OPS
 
 
@@ -72,3 +77,49 @@ def test_each_further_run_of_a_split_pays_the_calibrated_per_run_cost():
     assert one == pytest.approx(1e-3 + 1e-3)
     assert m.predict_exec({"rows": 1e5}, runs=4) == pytest.approx(one + 3 * 1e-3)
     assert m.per_run_s == pytest.approx(1e-3)
+
+
+def _xty(runs):
+    X = np.stack([[r["ops"][k] for k in OPS] for r in runs])
+    return X, np.array([r["threads"] for r in runs], float), np.array([r["exec_s"] for r in runs])
+
+
+def test_blend_is_the_geometric_mean_of_its_parts_and_survives_json():
+    X, T, y = _xty(_runs(150, 2))
+    b = BlendExec.fit(X, T, y, seed=0)
+    want = np.sqrt(b.linear.predict(X, T) * b.forest.predict(X, T))
+    assert np.allclose(b.predict(X, T), want, rtol=1e-12)
+    again = exec_from_json(json.loads(json.dumps(b.to_json())))
+    assert isinstance(again, BlendExec) and np.allclose(again.predict(X, T), want, rtol=1e-9)
+    with pytest.raises(InvalidArgument):
+        exec_from_json({"kind": "blend", "linear": b.forest.to_json(), "forest": b.forest.to_json()})
+
+
+def test_cross_validated_blend_error_is_that_of_blends_fitted_per_fold():
+    """fit_exec scores the blend from its parts' held-out predictions instead of fitting both
+    again: the shortcut must give exactly what fitting a blend on each fold gives."""
+    runs = [dict(r, template=f"T{i % 12}") for i, r in enumerate(_runs(180, 3))]
+    _, report = fit_exec(runs, seed=0)
+    X, T, y = _xty(runs)
+    fold, _ = _folds(runs, 5, np.random.Generator(np.random.SFC64(0)))
+    pred = np.empty(len(y))
+    for k in range(int(fold.max()) + 1):
+        te, tr = fold == k, fold != k
+        pred[te] = BlendExec.fit(X[tr], T[tr], y[tr], 0).predict(X[te], T[te])
+    assert report["blend"]["ape_median"] == pytest.approx(float(np.median(ape(pred, y))), rel=1e-9)
+
+
+def test_a_kept_blend_prices_one_walk_per_decision_and_extrapolates_linearly():
+    runs = _runs(150, 4)
+    X, T, y = _xty(runs)
+    b = BlendExec.fit(X, T, y, seed=0)
+    m = DeviceModels(device="d", threads=2, exec=b, ser_time=LinearModel(0, 0), ser_bytes=LinearModel(0, 1),
+                     deser_s=0.0, exec_linear=b.linear, rows_max=float(X[:, OPS.index("rows")].max()))
+    inside = [runs[0]["ops"], runs[1]["ops"]]
+    got = m.predict_execs([(o, 3, None, 1) for o in inside])
+    assert got == pytest.approx(list(b.predict(X[:2], np.array([3.0, 3.0]))), rel=1e-9)
+    assert m.predict_exec(inside[0], 3) == pytest.approx(got[0], rel=1e-12)
+    big = dict(inside[0], rows=5 * m.rows_max)         # beyond calibration: the linear part alone
+    assert m.predict_exec(big, 3) == pytest.approx(b.linear.predict_one(tuple(big[k] for k in OPS), 3.0))
+    assert DeviceModels.from_json(json.loads(json.dumps(m.to_json()))).predict_exec(inside[0], 3) == \
+        pytest.approx(got[0], rel=1e-9)

@@ -64,6 +64,6 @@ def test_calibration_spans_every_operator_family_and_reports_its_choice():
     groups = [r["ops"]["groups"] / r["input_rows"] for r in runs if r["ops"]["groups"] > 1]
     assert min(groups) < 0.01 and max(groups) > 0.2          # a few groups up to a large share of the rows
     assert {r["threads"] for r in runs} == {1, 2}
-    assert models.report["kept"] in ("ops", "nnls", "forest") and "cross-validation" in models.report["selection"]
-    assert all(models.report[k]["ape_median"] >= 0 for k in ("ops", "nnls", "forest"))
+    assert models.report["kept"] in ("ops", "nnls", "blend", "forest") and "cross-validation" in models.report["selection"]
+    assert all(models.report[k]["ape_median"] >= 0 for k in ("ops", "nnls", "blend", "forest"))
     assert isinstance(models.exec_linear, (OpsExec, NNLSExec))

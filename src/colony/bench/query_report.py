@@ -58,7 +58,7 @@ def _calibration(cal: dict, rep: dict) -> str:
             continue
         cv = ", ".join(f"{k} {r[k]['ape_median']:.1f} %" + (f" (large {r[k]['large']['ape_median']:.1f} %)"
                                                             if r[k].get("large") else "")
-                       for k in ("ops", "nnls", "forest") if k in r)
+                       for k in ("ops", "nnls", "blend", "forest") if k in r)
         parts.append(f"{dev}: kept **{r['kept']}**, CV median APE {cv}")
     return "; ".join(parts) + "."
 

@@ -1,6 +1,6 @@
 """Per-device cost models, learned only from calibration runs on that device.
 
-- Execution time from an operation vector plus a thread count. Three learners are scored
+- Execution time from an operation vector plus a thread count. Four learners are scored
   by cross-validation on the calibration runs, each fold holding out whole query templates;
   the most structured one within one standard error of the lowest median error is kept
   (and refit on all runs), the others stay in the report as baselines:
@@ -9,7 +9,8 @@
     t = c0 + sum_i (u_i + v_i / threads) * ops_i, non-negative least squares on relative error;
   * ``nnls``: one Amdahl fraction for the whole plan,
     t = c0 + (sum_i w_i * ops_i) * (a + (1 - a) / threads), a by grid search;
-  * ``forest``: the seeds' random forest (scikit-learn) on log features, predicting log t.
+  * ``forest``: the seeds' random forest (scikit-learn) on log features, predicting log t;
+  * ``blend``: the geometric mean of ``ops`` and ``forest`` (model averaging).
 - :class:`LinearModel`: y = a + b * x by NNLS on relative error, used for serialization
   time (x = bytes), serialized bytes (x = rows * row width) and link transfer time (x = bytes).
 
@@ -51,6 +52,7 @@ _ALL_FEATURES = operator.itemgetter(*FEATURES)
 # data-volume terms: present in every query, so they say nothing of its shape
 _VOLUME = {"in_bytes", "out_bytes", "out_cells", "rows", "scan", "scan_str"}
 _COMPUTE = tuple(i for i, f in enumerate(FEATURES) if f not in _VOLUME)
+_COMPUTE_OF = operator.itemgetter(*_COMPUTE)
 # structural operators and function classes that make a query's shape (online correction key)
 _SHAPE = tuple((name, tuple(FEATURES.index(f) for f in fs)) for name, fs in (
     ("agg", ("hash_agg", "groups", "agg_lg")), ("distinct", ("distinct",)), ("sort", ("sort",)),
@@ -229,6 +231,31 @@ class ForestExec:
         return {"kind": "forest", "trees": self.trees}
 
 
+@dataclass
+class BlendExec:
+    """The geometric mean of the per-operator model and the forest (model averaging): where
+    their errors are not the same, the mean misses by less than either; where a forest would
+    leave its training range, :class:`DeviceModels` prices with the linear part alone."""
+
+    linear: OpsExec
+    forest: ForestExec
+
+    @classmethod
+    def fit(cls, X, threads, y, seed: int = 0) -> "BlendExec":
+        return cls(OpsExec.fit(X, threads, y), ForestExec.fit(X, threads, y, seed))
+
+    @staticmethod
+    def combine(linear, forest):
+        """The blend of the two parts' predictions (scalars or arrays)."""
+        return np.sqrt(np.maximum(linear, 1e-7) * np.maximum(forest, 1e-7))
+
+    def predict(self, X, threads) -> np.ndarray:
+        return self.combine(self.linear.predict(X, threads), self.forest.predict(X, threads))
+
+    def to_json(self) -> dict:
+        return {"kind": "blend", "linear": self.linear.to_json(), "forest": self.forest.to_json()}
+
+
 def _tree_arrays(i: int, t: dict) -> tuple:
     """One tree's arrays, checked: a peer's forest must terminate and stay small."""
     def bad(why: str) -> InvalidArgument:
@@ -273,7 +300,12 @@ def exec_from_json(d: dict):
         return m
     if d["kind"] == "forest":
         return ForestExec(trees=d["trees"])
-    raise InvalidArgument(f"unknown execution model kind {d['kind']!r}; expected 'ops', 'nnls' or 'forest'")
+    if d["kind"] == "blend":
+        lin, forest = exec_from_json(d["linear"]), exec_from_json(d["forest"])
+        if not isinstance(lin, OpsExec) or not isinstance(forest, ForestExec):
+            raise InvalidArgument("a blend model needs an 'ops' linear part and a 'forest' part")
+        return BlendExec(lin, forest)
+    raise InvalidArgument(f"unknown execution model kind {d['kind']!r}; expected 'ops', 'nnls', 'forest' or 'blend'")
 
 
 @dataclass
@@ -393,7 +425,7 @@ class DeviceModels:
 
     device: str
     threads: int
-    exec: object                              # NNLSExec | ForestExec (the kept one)
+    exec: object                              # OpsExec | NNLSExec | BlendExec | ForestExec (the kept one)
     ser_time: LinearModel                     # seconds from result bytes
     ser_bytes: LinearModel                    # bytes from rows * row width
     deser_s: float                            # zero-copy decode of a stored object (constant)
@@ -436,15 +468,17 @@ class DeviceModels:
         else:
             return None
         share = list(map(operator.mul, x, w))
-        top = max((share[i] for i in _COMPUTE), default=0.0)
+        comp = _COMPUTE_OF(share)
+        top = max(comp)
         if top > 0:
-            dom = FEATURES[next(i for i in _COMPUTE if share[i] == top)]
+            dom = FEATURES[_COMPUTE[comp.index(top)]]
         else:
             top = max(share)
             if top <= 0:
                 return None
             dom = FEATURES[share.index(top)]      # the first largest, as argmax
-        shape = ",".join(name for name, idx in _SHAPE if any(x[i] > 0 for i in idx))
+        present = {i for i, v in enumerate(x) if v > 0}
+        shape = ",".join(name for name, idx in _SHAPE if not present.isdisjoint(idx))
         return f"{role}:{dom}[{shape}]" if role else f"{dom}[{shape}]"
 
     def predict_total(self, placement: str, raw: float) -> float:
@@ -461,24 +495,45 @@ class DeviceModels:
 
     def predict_exec(self, ops: dict, threads: int | None = None, role: str | None = None,
                      runs: int = 1) -> float:
-        """Kept learner inside the calibrated sizes; a forest cannot extrapolate, so larger
+        """One op vector's execution seconds: :meth:`predict_execs` of one item."""
+        return self.predict_execs([(ops, threads, role, runs)])[0]
+
+    def predict_execs(self, items: list) -> list[float]:
+        """Execution seconds of several op vectors, each ``(ops, threads, role, runs)``.
+
+        Kept learner inside the calibrated sizes; a forest cannot extrapolate, so larger
         inputs than calibration saw are priced by the linear (NNLS) model. Corrected online
-        by the entry of the op vector's shape (and ``role``, see :meth:`family`).
+        by the entry of the op vector's shape (and ``role``, see :meth:`family`). Every
+        forest-priced vector goes through one walk of the forest: a decision prices a
+        placement's lower and upper parts, and the walk's per-call cost, not its width, is
+        what a decision pays (estimation overhead).
 
         ``runs``: ``ops`` is the sum of that many plans run one after another (a split's
         cuts, each its own execution), so each after the first adds the per-run cost."""
-        t = float(threads or self.threads)
-        m = self.exec
-        if (self.exec_linear is not None and isinstance(m, ForestExec) and self.rows_max
-                and ops.get("rows", 0.0) > 1.2 * self.rows_max):
-            m = self.exec_linear
-        x = _values(ops)
-        if isinstance(m, (OpsExec, NNLSExec)):
-            raw = max(m.predict_one(x, t), 0.0)
-        else:
-            raw = float(max(m.predict(np.array(x)[None, :], np.array([t]))[0], 0.0))
-        raw += max(runs - 1, 0) * self.per_run_s
-        return raw * self.residuals.factor(self._family(x, threads, role))
+        xs, ts, raw, walk = [], [], [], []
+        blend = isinstance(self.exec, BlendExec)
+        forest = self.exec.forest if blend else self.exec
+        for i, (ops, threads, _role, _runs) in enumerate(items):
+            t = float(threads or self.threads)
+            m = self.exec
+            if (self.exec_linear is not None and isinstance(m, (ForestExec, BlendExec)) and self.rows_max
+                    and ops.get("rows", 0.0) > 1.2 * self.rows_max):
+                m = self.exec_linear
+            x = _values(ops)
+            xs.append(x)
+            ts.append(t)
+            if isinstance(m, (OpsExec, NNLSExec)):
+                raw.append(m.predict_one(x, t))
+            else:
+                raw.append(m.linear.predict_one(x, t) if blend else 0.0)
+                walk.append(i)
+        if walk:
+            got = forest.predict(np.array([xs[i] for i in walk]), np.array([ts[i] for i in walk]))
+            for i, v in zip(walk, got.tolist()):
+                raw[i] = float(BlendExec.combine(raw[i], v)) if blend else v
+        return [(max(r, 0.0) + max(runs - 1, 0) * self.per_run_s) * self.residuals.factor(
+                    self._family(x, threads, role))
+                for r, x, (_ops, threads, role, runs) in zip(raw, xs, items)]
 
     @property
     def per_run_s(self) -> float:
@@ -556,10 +611,12 @@ class DeviceModels:
 
 LEARNERS = {"ops": lambda X, T, y, seed: OpsExec.fit(X, T, y),
             "nnls": lambda X, T, y, seed: NNLSExec.fit(X, T, y),
-            "forest": lambda X, T, y, seed: ForestExec.fit(X, T, y, seed)}
+            "forest": lambda X, T, y, seed: ForestExec.fit(X, T, y, seed),
+            "blend": BlendExec.fit}      # last: its cross-validation combines the two before it
 # most structured first: the per-operator model (T3's shape) can price an operator mix it
-# never saw together; one Amdahl fraction cannot, and a forest cannot leave its training range
-PREFERENCE = ("ops", "nnls", "forest")
+# never saw together; one Amdahl fraction cannot; the blend is half a forest, and a forest
+# cannot leave its training range
+PREFERENCE = ("ops", "nnls", "blend", "forest")
 
 
 def _folds(runs: list[dict], folds: int, rng) -> tuple[np.ndarray, str]:
@@ -612,13 +669,18 @@ def fit_exec(runs: list[dict], folds: int = 5, seed: int = 0) -> tuple[object, d
                                  "standard error of the lowest median APE kept", "runs": int(len(y))}
     rows = X[:, FEATURES.index("rows")]
     large = rows >= 0.25 * rows.max()          # the top of the calibrated sizes, where big queries sit
-    errs_all = {}
+    errs_all, preds = {}, {}
     for name, fit in LEARNERS.items():
-        errs = np.empty(len(y))
-        for k in range(int(fold.max()) + 1):
-            te, tr = fold == k, fold != k
-            errs[te] = ape(fit(X[tr], T[tr], y[tr], seed).predict(X[te], T[te]), y[te])
-        errs_all[name] = errs
+        pred = np.empty(len(y))
+        if name == "blend":       # its parts' held-out predictions, combined: the same fits again
+            pred = BlendExec.combine(preds["ops"], preds["forest"])
+        else:
+            for k in range(int(fold.max()) + 1):
+                te, tr = fold == k, fold != k
+                pred[te] = fit(X[tr], T[tr], y[tr], seed).predict(X[te], T[te])
+        preds[name] = pred
+    for name, pred in preds.items():
+        errs = errs_all[name] = ape(pred, y)
         report[name] = {"ape_median": float(np.median(errs)), "ape_p90": float(np.percentile(errs, 90)),
                         "mape": float(np.mean(errs)),
                         "large": {"runs": int(large.sum()), "min_rows": float(0.25 * rows.max()),
@@ -638,5 +700,6 @@ def fit_exec_both(runs: list[dict], seed: int = 0):
     X = np.stack([_x(r["ops"]) for r in runs])
     T = np.array([r["threads"] for r in runs], float)
     y = np.array([r["exec_s"] for r in runs], float)
-    linear = final if isinstance(final, (OpsExec, NNLSExec)) else OpsExec.fit(X, T, y)
+    linear = (final if isinstance(final, (OpsExec, NNLSExec))
+              else final.linear if isinstance(final, BlendExec) else OpsExec.fit(X, T, y))
     return final, linear, report, float(max(r["ops"].get("rows", 0.0) for r in runs))

@@ -115,20 +115,26 @@ def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad
     rb = dev.predict_bytes(est.rows, est.out_width)
     setup_dev = dev.predict_setup(est.input_rows, objs)
     setup_host = host.predict_setup(est.input_rows, objs)
-    down = {"deser": setup_dev, "exec": dev.predict_exec(est.ops), "ser": dev.predict_ser(rb),
+    split = est.split_ops is not None
+    # each model prices its op vectors together (one walk of a forest per decision)
+    dev_exec = dev.predict_execs([(est.ops, None, None, 1)]
+                                 + ([(est.split_ops, None, None, max(len(est.splits), 1))] if split else []))
+    host_exec = host.predict_execs([(est.ops, threads, "back", 1)]
+                                   + ([(est.upper_ops, threads, "split", 1)] if split else []))
+    down = {"deser": setup_dev, "exec": dev_exec[0], "ser": dev.predict_ser(rb),
             "transfer": dev.predict_transfer(rb), "deser_host": host.deser_s, "bytes": rb}
     out["down"] = down
     hb = host.predict_bytes(est.rows, est.out_width)       # the host's result, host -> client
     back = {"transfer": dev.predict_push(est.input_bytes), "deser_host": setup_host,
-            "wait": wait, "exec_host": host.predict_exec(est.ops, threads, "back"),
+            "wait": wait, "exec_host": host_exec[0],
             "result": host.predict_transfer(hb), "bytes": float(est.input_bytes)}
     out["back"] = back
-    if est.split_ops is not None:
+    if split:
         sb = dev.predict_bytes(est.split_rows, est.split_width)
-        out["split"] = {"deser": setup_dev, "exec": dev.predict_exec(est.split_ops, runs=max(len(est.splits), 1)),
+        out["split"] = {"deser": setup_dev, "exec": dev_exec[1],
                         "ser": dev.predict_ser(sb), "transfer": dev.predict_push(sb),
                         "deser_host": host.deser_s, "wait": wait,
-                        "exec_host": host.predict_exec(est.upper_ops, threads, "split"),
+                        "exec_host": host_exec[1],
                         "result": host.predict_transfer(hb), "bytes": sb}
     if load.slowdown > 1.0:      # other work on the host's cores stretches the host's part
         for v in out.values():
