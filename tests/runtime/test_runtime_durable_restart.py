@@ -46,5 +46,11 @@ def test_durable_pool_keeps_every_acknowledged_object_and_memory_pool_names_its_
         c.get("default", keys_m[0])
     st = next(s for s in c.status() if s["device"] == dev)
     assert sorted(st["store"]["lost"]["default"]) == sorted(keys_m)
+    # the restarted process warms its own handler threads (no client is there to do it)
+    k = c.config.runtime.max_concurrency
+    while st["warm_threads"] < k and time.monotonic() - t0 < 60:
+        time.sleep(0.2)
+        st = next(s for s in c.status() if s["device"] == dev)
+    assert st["restarted"] and st["warm_threads"] == k
     for k in keys_d:
         c.drop("durable", k)

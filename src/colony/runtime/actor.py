@@ -264,6 +264,17 @@ class DeviceActor:
         self.dma_cores = tuple(dma) or None
         self.reads = DeviceFlight.on_cores(self.dma_cores, StoredReads(self), ray.util.get_node_ip_address(),
                                            auth.token()) if self.dma_cores else None
+        if self.restarted:
+            # Ray restarted this device: no client is there to warm its handler threads (the
+            # runtime does it for a device it starts), so it sends itself the same warm-up
+            threading.Thread(target=self._warm_self, name="colony-warm", daemon=True).start()
+
+    def _warm_self(self) -> None:
+        k = self.config.runtime.max_concurrency
+        me = ray.get_runtime_context().current_actor
+        met = resolve([me.warm_threads.remote(k) for _ in range(k)], WARM_TIMEOUT_S + 10, [self.spec.name] * k)
+        if not all(met):
+            log.warning("device %s: not every handler thread could be warmed after its restart", self.spec.name)
 
     # -- links: the one place this device's bytes are paced and counted ---------------------
     def _in(self, nbytes: int, peer: str = CLIENT, seconds: float | None = None) -> None:
