@@ -69,3 +69,20 @@ def test_probabilistic_storm_control_thins_pushbacks_as_load_grows():
              for _ in range(200)]
     assert light.count("back") == 200
     assert heavy.count("back") < 150
+
+
+def test_prices_beyond_the_calibrated_sizes_come_with_a_caveat():
+    """A record made on small tables still prices large ones (by extrapolation): the decision
+    says so, naming the model, its largest calibrated input and this plan's, instead of
+    presenting an extrapolated price as sure as any other."""
+    small = _models("nic", 1, 2e-8, link_b=1 / 200e6)
+    small.rows_max = 3e4
+    host = _models("host", 8, 2e-9)
+    host.rows_max = 2e6
+    d = decide(_est(1e6, 0.01), small, host, HostLoad(0, 8, 8))
+    assert len(d.caveats) == 1 and "nic's models" in d.caveats[0]
+    assert "30,000" in d.caveats[0] and "1,000,000" in d.caveats[0] and "33x" in d.caveats[0]
+    assert d.to_dict()["caveats"] == d.caveats
+    assert decide(_est(5e4, 0.01), small, host, HostLoad(0, 8, 8)).caveats == []     # within 2x: none
+    assert decide(_est(1e6, 0.01), small, host, placement="back").caveats == d.caveats
+    assert decide(_est(1e6, 0.01), DEV, HOST).caveats == []                           # sizes unknown: none

@@ -163,6 +163,8 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         pred = r.decision.get("predicted", {})
         con.print(f"[bold]{r.placement}[/] on {r.device}: {r.decision['reason']}; "
                   f"estimated rows {r.est_rows:,.0f}" + ("" if r.table is None else f", actual {r.table.num_rows:,}"))
+        for note in r.decision.get("caveats") or ():
+            con.print(f"[yellow]caveat:[/] {note}")
         rows_ = []
         for pl, terms in pred.items():
             rows_.append([pl] + [f"{terms.get(k, 0) * 1e3:.2f}" for k in

@@ -100,6 +100,7 @@ class Decision:
     estimate: dict = field(default_factory=dict)
     probability: float | None = None
     load: dict = field(default_factory=dict)      # the host and device load the prediction used
+    caveats: list = field(default_factory=list)   # why the prices may be less sure than usual
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -159,6 +160,23 @@ def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad
     return out
 
 
+# an input more than this many times the largest one a device's models were calibrated on is
+# priced by extrapolation (a forest gives way to the linear model beyond 1.2x): say so
+EXTRAPOLATED = 2.0
+
+
+def caveats(est: Estimate, *models: DeviceModels | None) -> list[str]:
+    """What makes these prices less sure: an input beyond the sizes a model was calibrated on
+    (a record made on small tables kept for large ones prices them by extrapolation)."""
+    out, rows = [], float(est.input_rows or 0)
+    for m in {id(m): m for m in models if m is not None}.values():
+        if m.rows_max and rows > EXTRAPOLATED * m.rows_max:
+            out.append(f"{m.device}'s models were calibrated on inputs up to {m.rows_max:,.0f} rows; this plan "
+                       f"reads {rows:,.0f} ({rows / m.rows_max:.0f}x): its times are extrapolated "
+                       f"(recalibrate on tables this large)")
+    return out
+
+
 def host_work(terms: dict) -> float:
     """Predicted seconds of work one placement puts on the host (what it reserves there)."""
     return float(terms.get("exec_host", 0.0) + terms.get("deser_host", 0.0)) if "exec_host" in terms else 0.0
@@ -197,19 +215,19 @@ def decide(est: Estimate, dev: DeviceModels | None, host: DeviceModels | None, l
         from colony.errors import QueryError
         raise QueryError(f"unknown policy {policy!r}; use {' or '.join(POLICIES)}")
     if dev is None or host is None or est.rows is None:     # unmodelled plan: nothing to price
-        pred = {}
+        pred, notes = {}, []
     else:
-        pred = predict(est, dev, host, load, dev_load)
+        pred, notes = predict(est, dev, host, load, dev_load), caveats(est, dev, host)
     if placement != "auto":
         if placement not in PLACEMENTS:
             from colony.errors import QueryError
             raise QueryError(f"unknown placement {placement!r}; use auto, down, back or split")
         chosen = placement if (placement != "split" or "split" in pred or not pred) else "down"
         why = "forced" if chosen == placement else "forced split, but the plan is all filter/projection: down"
-        return Decision(chosen, why, pred, summary)
+        return Decision(chosen, why, pred, summary, caveats=notes)
     if not est.supported:
         return Decision("back", f"estimator does not model this plan ({est.reason}); the host runs it", pred,
-                        summary)
+                        summary, caveats=notes)
     if not pred:
         return Decision("down", "no calibrated models on this device yet: keep the work here", pred, summary)
     best = min(pred, key=lambda k: pred[k]["total"])
@@ -231,4 +249,4 @@ def decide(est: Estimate, dev: DeviceModels | None, host: DeviceModels | None, l
         rng = rng or np.random.default_rng()
         if rng.random() >= prob:
             best, reason = "down", f"storm control: kept on device (push-back probability {prob:.2f})"
-    return Decision(best, reason, pred, summary, prob)
+    return Decision(best, reason, pred, summary, prob, caveats=notes)

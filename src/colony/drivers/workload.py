@@ -52,7 +52,8 @@ def run_one(client: QueryClient, sql: str, repeats: int = 3) -> dict:
     try:
         cold, ex = cold_and_warm(client, sql)     # the warm one is scored; the cold one's errors stay too
         est = ex.decision.get("estimate", {})
-        rec.update(decision=ex.placement, reason=ex.decision["reason"], est_rows=ex.est_rows,
+        rec.update(decision=ex.placement, reason=ex.decision["reason"], caveats=ex.decision.get("caveats", []),
+                   est_rows=ex.est_rows,
                    supported=est.get("supported", True), estimate_cpu_s=cold.extra.get("estimate_cpu_s"),
                    estimate_cpu_parts_s=cold.extra.get("estimate_cpu_parts_s"),
                    predicted_cold={k: v["total"] for k, v in cold.decision["predicted"].items()},
