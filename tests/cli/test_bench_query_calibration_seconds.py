@@ -32,6 +32,6 @@ def test_calibration_seconds_and_sizes_are_in_the_json(tmp_path):
     assert cal["calib_runs"] == 8 and cal["calib_rows"] == 30_000
     assert 0 < cal["calibration_s"] < 600
     rep = first["calibration_report"]["nic0"]
-    assert rep["kept"] in ("ops", "nnls", "forest") and "large" in rep[rep["kept"]]
+    assert rep["kept"] in ("ops", "nnls", "blend", "forest") and "large" in rep[rep["kept"]]
     again = _bench(tmp_path, tmp_path / "b.json")
     assert again["calibration"]["calibration_s"] is None      # the records were still valid

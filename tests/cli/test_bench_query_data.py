@@ -39,4 +39,4 @@ def test_bench_query_on_a_multi_table_schema(tmp_path):
     assert ok["family"] == "join" and ok["supported"] and set(ok["actual"]) >= {"down", "back"}
     assert all(len(v) == 3 for v in ok["runs_s"].values())        # median of 3 runs per placement
     assert ok["card_err"] is not None and set(ok["predicted"]) == set(ok["actual"])
-    assert doc["learner_kept"]["nic0"] in ("ops", "nnls", "forest")
+    assert doc["learner_kept"]["nic0"] in ("ops", "nnls", "blend", "forest")

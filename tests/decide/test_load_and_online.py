@@ -81,7 +81,7 @@ def test_service_corrects_online_reports_it_and_bounds_its_queue():
     for _ in range(3):
         c.query("select * from particles where x < 0.2", "down")
     h = link.call("nic0", "query", "health")
-    assert h["learner"] in ("ops", "nnls", "forest") and h["corrections"]
+    assert h["learner"] in ("ops", "nnls", "blend", "forest") and h["corrections"]
     assert sum(v["n"] for v in h["corrections"].values()) >= 3 and h["queue"] == 0
     lc.host("nic0").services["query"].max_queue = 0
     with pytest.raises(DeviceBusy, match="queued"):
