@@ -101,14 +101,17 @@ class Decision:
     probability: float | None = None
     load: dict = field(default_factory=dict)      # the host and device load the prediction used
     caveats: list = field(default_factory=list)   # why the prices may be less sure than usual
+    total_keys: dict = field(default_factory=dict)   # placement -> its end-to-end correction's key
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad,
-            dev_load: DeviceLoad | None = None) -> dict:
-    """Predicted seconds of every term of every placement."""
+            dev_load: DeviceLoad | None = None, keys: dict | None = None) -> dict:
+    """Predicted seconds of every term of every placement; ``keys`` (if given) receives each
+    placement's online end-to-end correction key, which the client's measurement of that
+    placement must update (:meth:`DeviceModels.predict_total`)."""
     objs = max(est.objects, 1)
     threads = max(1, min(load.free_threads, host.threads)) if load.free_threads else 1
     wait = load.wait_s()
@@ -155,8 +158,11 @@ def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad
                 v["contention"] = device_work(v) * (dev_load.slowdown - 1.0)
     for pl, v in out.items():
         raw = float(sum(x for k, x in v.items() if k != "bytes"))
-        v["call"] = dev.predict_total(pl, raw) - raw       # calibrated call-path overhead (may be < 0)
+        total, key = dev.predict_total(pl, raw)
+        v["call"] = total - raw                            # calibrated call-path overhead (may be < 0)
         v["total"] = raw + v["call"]
+        if keys is not None:
+            keys[pl] = key
     return out
 
 
@@ -214,20 +220,21 @@ def decide(est: Estimate, dev: DeviceModels | None, host: DeviceModels | None, l
     if policy not in POLICIES:
         from colony.errors import QueryError
         raise QueryError(f"unknown policy {policy!r}; use {' or '.join(POLICIES)}")
+    keys: dict = {}
     if dev is None or host is None or est.rows is None:     # unmodelled plan: nothing to price
         pred, notes = {}, []
     else:
-        pred, notes = predict(est, dev, host, load, dev_load), caveats(est, dev, host)
+        pred, notes = predict(est, dev, host, load, dev_load, keys), caveats(est, dev, host)
     if placement != "auto":
         if placement not in PLACEMENTS:
             from colony.errors import QueryError
             raise QueryError(f"unknown placement {placement!r}; use auto, down, back or split")
         chosen = placement if (placement != "split" or "split" in pred or not pred) else "down"
         why = "forced" if chosen == placement else "forced split, but the plan is all filter/projection: down"
-        return Decision(chosen, why, pred, summary, caveats=notes)
+        return Decision(chosen, why, pred, summary, caveats=notes, total_keys=keys)
     if not est.supported:
         return Decision("back", f"estimator does not model this plan ({est.reason}); the host runs it", pred,
-                        summary, caveats=notes)
+                        summary, caveats=notes, total_keys=keys)
     if not pred:
         return Decision("down", "no calibrated models on this device yet: keep the work here", pred, summary)
     best = min(pred, key=lambda k: pred[k]["total"])
@@ -249,4 +256,4 @@ def decide(est: Estimate, dev: DeviceModels | None, host: DeviceModels | None, l
         rng = rng or np.random.default_rng()
         if rng.random() >= prob:
             best, reason = "down", f"storm control: kept on device (push-back probability {prob:.2f})"
-    return Decision(best, reason, pred, summary, prob, caveats=notes)
+    return Decision(best, reason, pred, summary, prob, caveats=notes, total_keys=keys)

@@ -240,7 +240,8 @@ class QueryClient:
         act["total"] = time.perf_counter() - t_start
         pred = (r["decision"].get("predicted") or {}).get(pl)
         if pred:       # travels with the next request: the device corrects its end-to-end prediction
-            self._feedback[dev] = {"placement": pl, "predicted": pred["total"], "actual": act["total"]}
+            self._feedback[dev] = {"placement": pl, "predicted": pred["total"], "actual": act["total"],
+                                   "key": (r["decision"].get("total_keys") or {}).get(pl)}
         return QueryResult(table, pl, r["decision"], act, dev, sql, r["est_rows"],
                            extra={"estimate_cpu_s": r["estimate_cpu_s"]})
 

@@ -11,6 +11,7 @@ import bisect
 import hashlib
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import datasketches as ds
@@ -282,12 +283,42 @@ class ColumnStats:
                    rows=row["rows"], nulls=row["nulls"], items=items)
 
 
+class MergedColumns(Mapping):
+    """The column statistics of several objects' merge, each column merged on first use: a
+    query reads a few of a table's columns, and merging them all (TPC-H ``lineitem``'s 16:
+    ~3 ms, its comment column alone 0.5 ms) was what the first query on a table paid."""
+
+    def __init__(self, parts: list["TableStats"]) -> None:
+        self._parts = parts
+        self._names = list(parts[0].columns)
+        self._done: dict[str, ColumnStats] = {}
+        self._lock = threading.Lock()
+
+    def __getitem__(self, name: str) -> ColumnStats:
+        got = self._done.get(name)
+        if got is None:
+            if name not in self._parts[0].columns:
+                raise KeyError(name)
+            with self._lock:          # one merge per column, however many threads ask
+                got = self._done.get(name)
+                if got is None:
+                    got = self._done[name] = ColumnStats.merge_all(
+                        [p.columns[name] for p in self._parts if name in p.columns])
+        return got
+
+    def __iter__(self):
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
 @dataclass
 class TableStats:
     """Statistics of one logical table (one object, or the merge of many)."""
 
     rows: int
-    columns: dict[str, ColumnStats]
+    columns: Mapping[str, ColumnStats]
     nbytes: int = 0          # serialized (stored) size of the objects
     objects: int = 1
 
@@ -301,10 +332,7 @@ class TableStats:
     def merge(parts: list["TableStats"]) -> "TableStats":
         if not parts:
             raise StatsError("no statistics to merge: the table has no objects")
-        names = list(parts[0].columns)
-        return TableStats(rows=sum(p.rows for p in parts),
-                          columns={n: ColumnStats.merge_all([p.columns[n] for p in parts if n in p.columns])
-                                   for n in names},
+        return TableStats(rows=sum(p.rows for p in parts), columns=MergedColumns(parts),
                           nbytes=sum(p.nbytes for p in parts), objects=sum(p.objects for p in parts))
 
     def to_table(self) -> pa.Table:

@@ -48,6 +48,13 @@ def _probe_only(tabs: dict[str, tuple[str, str]]) -> bool:
     return bool(tabs) and all(pool == PROBE_POOL for pool, _ in tabs.values())
 
 
+def _total_key(feedback: dict) -> str | None:
+    """The end-to-end correction entry a client's measurement updates: the key the decision
+    gave that placement (its size class); None for a key that is not one."""
+    key, pl = feedback.get("key"), str(feedback.get("placement"))
+    return key if isinstance(key, str) and key.startswith(f"total:{pl}@") and len(key) <= 64 else None
+
+
 def _tables_arg(tables: dict) -> dict[str, tuple[str, str]]:
     out = {}
     for name, spec in (tables or {}).items():
@@ -448,7 +455,7 @@ class QueryService(Service):
         the predicted device time; each run's measured execution corrects the model online."""
         self._check_cancel(query_id)
         if feedback and self.models is not None:     # the client's measured total of its last query here
-            self.models.residuals.update("total:" + str(feedback.get("placement")),
+            self.models.residuals.update(_total_key(feedback),
                                          float(feedback.get("predicted", 0.0)), float(feedback.get("actual", 0.0)))
         with self._lock:
             if self._dev_inflight >= self.max_queue:
