@@ -234,8 +234,9 @@ class ForestExec:
 @dataclass
 class BlendExec:
     """The geometric mean of the per-operator model and the forest (model averaging): where
-    their errors are not the same, the mean misses by less than either; where a forest would
-    leave its training range, :class:`DeviceModels` prices with the linear part alone."""
+    their errors differ in sign or size, the mean can miss by less than either (calibration's
+    cross-validation says whether it does); where a forest would leave its training range,
+    :class:`DeviceModels` prices with the linear part alone."""
 
     linear: OpsExec
     forest: ForestExec
