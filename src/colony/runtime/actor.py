@@ -20,7 +20,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -58,6 +58,15 @@ def device_infos(config: ColonyConfig) -> list[DeviceInfo]:
 
 RESULT_TTL_S = 600.0   # a large call result not fetched by then is dropped
 WARM_TIMEOUT_S = 20.0  # handler threads that have not all met by then are left as they are
+
+def warm_devices(handles: Mapping[str, Any], k: int, timeout: float) -> list[str]:
+    """Warm every handler thread of these devices (``k`` each): ``k`` barrier-synchronized
+    :meth:`DeviceActor.warm_threads` calls per device at once. The devices whose threads did
+    not all meet."""
+    calls = [n for n in handles for _ in range(k)]
+    met = resolve([handles[n].warm_threads.remote(k) for n in calls], timeout, calls)
+    return sorted({n for n, ok in zip(calls, met) if not ok})
+
 
 FROM = "_colony_from"  # keyword a device call carries: who is calling (for the link it crosses)
 BULK = "_colony_bulk"  # keyword of a client that fetches large results over Flight (runtime.flight)
@@ -270,10 +279,8 @@ class DeviceActor:
             threading.Thread(target=self._warm_self, name="colony-warm", daemon=True).start()
 
     def _warm_self(self) -> None:
-        k = self.config.runtime.max_concurrency
         me = ray.get_runtime_context().current_actor
-        met = resolve([me.warm_threads.remote(k) for _ in range(k)], WARM_TIMEOUT_S + 10, [self.spec.name] * k)
-        if not all(met):
+        if warm_devices({self.spec.name: me}, self.config.runtime.max_concurrency, WARM_TIMEOUT_S + 10):
             log.warning("device %s: not every handler thread could be warmed after its restart", self.spec.name)
 
     # -- links: the one place this device's bytes are paced and counted ---------------------

@@ -20,7 +20,7 @@ from colony.config.schema import _select, resolve as resolve_config
 from colony.errors import RuntimeFailure, UnknownDevice
 from colony.runtime import auth, process
 from colony.runtime.tempdir import use_temp_dir
-from colony.runtime.actor import BULK, DeviceActor, RayPeers, actor_name, pack_tables
+from colony.runtime.actor import BULK, DeviceActor, RayPeers, actor_name, pack_tables, warm_devices
 from colony.runtime.flight import fetch_large
 from colony.runtime.futures import resolve
 from colony.store import Entry
@@ -162,12 +162,10 @@ class Colony(RayPeers):
             names = list(self._actors)
             resolve([self._actors[n].ping.remote() for n in names], READY_TIMEOUT_S, names)
             # every handler thread of a new device warmed once, before any query pays for it
-            k = rt.max_concurrency
-            calls = [n for n in self._created if n in self._actors for _ in range(k)]   # k per device
-            met = resolve([self._actors[n].warm_threads.remote(k) for n in calls], READY_TIMEOUT_S, calls)
-            if not all(met):
-                log.warning("devices %s: not every handler thread could be warmed",
-                            sorted({n for n, ok in zip(calls, met) if not ok}))
+            cold = warm_devices({n: self._actors[n] for n in self._created if n in self._actors},
+                                rt.max_concurrency, READY_TIMEOUT_S)
+            if cold:
+                log.warning("devices %s: not every handler thread could be warmed", cold)
         except Exception:
             self._kill(self._created)
             raise
