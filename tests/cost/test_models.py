@@ -93,6 +93,11 @@ def test_blend_is_the_geometric_mean_of_its_parts_and_survives_json():
     assert isinstance(again, BlendExec) and np.allclose(again.predict(X, T), want, rtol=1e-9)
     with pytest.raises(InvalidArgument):
         exec_from_json({"kind": "blend", "linear": b.forest.to_json(), "forest": b.forest.to_json()})
+    nested = b.to_json()
+    for _ in range(5000):           # a peer's blend in a blend: refused before any decoding
+        nested = {"kind": "blend", "linear": nested, "forest": b.forest.to_json()}
+    with pytest.raises(InvalidArgument):
+        exec_from_json(nested)
 
 
 def test_cross_validated_blend_error_is_that_of_blends_fitted_per_fold():

@@ -302,10 +302,11 @@ def exec_from_json(d: dict):
     if d["kind"] == "forest":
         return ForestExec(trees=d["trees"])
     if d["kind"] == "blend":
-        lin, forest = exec_from_json(d["linear"]), exec_from_json(d["forest"])
-        if not isinstance(lin, OpsExec) or not isinstance(forest, ForestExec):
+        # the parts' kinds first: a peer's blend nested in a blend is refused, not decoded
+        if not all(isinstance(d.get(k), dict) and d[k].get("kind") == want
+                   for k, want in (("linear", "ops"), ("forest", "forest"))):
             raise InvalidArgument("a blend model needs an 'ops' linear part and a 'forest' part")
-        return BlendExec(lin, forest)
+        return BlendExec(exec_from_json(d["linear"]), exec_from_json(d["forest"]))
     raise InvalidArgument(f"unknown execution model kind {d['kind']!r}; expected 'ops', 'nnls', 'forest' or 'blend'")
 
 
