@@ -58,13 +58,17 @@ def device_infos(config: ColonyConfig) -> list[DeviceInfo]:
 
 RESULT_TTL_S = 600.0   # a large call result not fetched by then is dropped
 WARM_TIMEOUT_S = 20.0  # handler threads that have not all met by then are left as they are
+READY_TIMEOUT_S = 180.0  # a device that does not answer its first call by then failed to start
 
-def warm_devices(handles: Mapping[str, Any], k: int, timeout: float) -> list[str]:
+def warm_devices(handles: Mapping[str, Any], k: int) -> list[str]:
     """Warm every handler thread of these devices (``k`` each): ``k`` barrier-synchronized
-    :meth:`DeviceActor.warm_threads` calls per device at once. The devices whose threads did
-    not all meet."""
-    calls = [n for n in handles for _ in range(k)]
-    met = resolve([handles[n].warm_threads.remote(k) for n in calls], timeout, calls)
+    :meth:`DeviceActor.warm_threads` calls per device at once, sent once every device answers
+    a ping (so a slow start cannot eat the warm-up's deadline and cancel its calls before
+    they run). The devices whose threads did not all meet."""
+    names = list(handles)
+    resolve([handles[n].ping.remote() for n in names], READY_TIMEOUT_S, names)
+    calls = [n for n in names for _ in range(k)]
+    met = resolve([handles[n].warm_threads.remote(k) for n in calls], WARM_TIMEOUT_S + 10, calls)
     return sorted({n for n, ok in zip(calls, met) if not ok})
 
 
@@ -280,8 +284,13 @@ class DeviceActor:
 
     def _warm_self(self) -> None:
         me = ray.get_runtime_context().current_actor
-        if warm_devices({self.spec.name: me}, self.config.runtime.max_concurrency, WARM_TIMEOUT_S + 10):
-            log.warning("device %s: not every handler thread could be warmed after its restart", self.spec.name)
+        try:
+            cold = warm_devices({self.spec.name: me}, self.config.runtime.max_concurrency)
+        except Exception as e:      # a warm-up is an optimization: the device serves cold threads too
+            cold = [f"{self.spec.name} ({e})"]
+        if cold:
+            log.warning("device %s: not every handler thread could be warmed after its restart: %s",
+                        self.spec.name, cold)
 
     # -- links: the one place this device's bytes are paced and counted ---------------------
     def _in(self, nbytes: int, peer: str = CLIENT, seconds: float | None = None) -> None:

@@ -20,7 +20,7 @@ from colony.config.schema import _select, resolve as resolve_config
 from colony.errors import RuntimeFailure, UnknownDevice
 from colony.runtime import auth, process
 from colony.runtime.tempdir import use_temp_dir
-from colony.runtime.actor import BULK, DeviceActor, RayPeers, actor_name, pack_tables, warm_devices
+from colony.runtime.actor import BULK, READY_TIMEOUT_S, DeviceActor, RayPeers, actor_name, pack_tables, warm_devices
 from colony.runtime.flight import fetch_large
 from colony.runtime.futures import resolve
 from colony.store import Entry
@@ -28,7 +28,6 @@ from colony.store import Entry
 log = logging.getLogger(__name__)
 
 DEFAULT_TEMP_ENV = "COLONY_RAY_TEMP_DIR"
-READY_TIMEOUT_S = 180.0
 FREE_WAIT_S = 5.0       # how long a new device waits for its resource to be handed back before refusing
 
 
@@ -162,8 +161,7 @@ class Colony(RayPeers):
             names = list(self._actors)
             resolve([self._actors[n].ping.remote() for n in names], READY_TIMEOUT_S, names)
             # every handler thread of a new device warmed once, before any query pays for it
-            cold = warm_devices({n: self._actors[n] for n in self._created if n in self._actors},
-                                rt.max_concurrency, READY_TIMEOUT_S)
+            cold = warm_devices({n: self._actors[n] for n in self._created if n in self._actors}, rt.max_concurrency)
             if cold:
                 log.warning("devices %s: not every handler thread could be warmed", cold)
         except Exception:
