@@ -20,6 +20,7 @@ from datafusion import RuntimeEnvBuilder, SessionConfig, SessionContext
 from datafusion import substrait as ss
 
 from colony.errors import QueryError, QueryMemoryExceeded, QueryTimeout, ResultTooLarge, SqlError, UnknownColumn, UnknownTable, UnsupportedFunction
+from colony.query.stats import BATCH_ROWS
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ def register(ctx: SessionContext, name: str, partitions: list[list[pa.Table]], s
     """
     parts = []
     for tables in partitions:
-        batches = [b for t in tables for b in t.to_batches(max_chunksize=65_536)]
+        batches = [b for t in tables for b in t.to_batches(max_chunksize=BATCH_ROWS)]
         if batches:
             parts.append(batches)
     if max_partitions and len(parts) > max_partitions:
