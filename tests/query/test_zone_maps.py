@@ -75,19 +75,3 @@ def test_a_range_on_the_stored_order_takes_only_the_batch_it_splits(stats):
     assert c.ops["take"] == pytest.approx(c.rows * 9, rel=1e-9)
     assert c.rows == pytest.approx(N / 4, rel=0.05)
     assert _est("select * from particles where id >= 0", st).ops["take"] == 0   # keeps every batch whole
-
-
-def test_or_not_and_expressions_of_one_column_combine_per_batch(stats):
-    _, st = stats
-    b = BATCH_ROWS
-    # not: the complement keeps the last two batches whole, splits the second
-    e = _est(f"select * from particles where not (id < {b + b // 2})", st)
-    assert e.ops["take"] == pytest.approx((e.rows - 2 * b) * 9, rel=1e-6)
-    # or of two ranges: the first and last batches kept whole, nothing split
-    assert _est(f"select * from particles where id < {b} or id >= {3 * b}", st).ops["take"] == 0
-    # an expression over one column is tried across each batch's range: id * 2 < 3b splits the second batch
-    e = _est(f"select * from particles where id * 2 < {3 * b}", st)
-    assert e.ops["take"] == pytest.approx((e.rows - b) * 9, rel=0.05)
-    # a comparison of two columns has no zone verdict: every batch counts as split
-    e = _est("select * from particles where x < y", st)
-    assert e.ops["take"] == pytest.approx(e.rows * 9, rel=1e-9)

@@ -49,7 +49,6 @@ MC_SAMPLES = 20_000
 OPS_VERSION = 2
 ZONE_DRAWS = 16                  # values per record batch a comparison is tried at (its bounds and 14 between)
 ALL_FALSE, ALL_TRUE, SPLIT = 0, 1, 2   # a predicate over one record batch
-_FLIP = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "equal": "equal", "not_equal": "not_equal"}
 DEFAULT_SEL = 1.0 / 3.0          # PostgreSQL-style default for predicates we cannot model
 
 CMP = {"lt", "lte", "gt", "gte", "equal", "not_equal", "is_null", "is_not_null", "like", "ilike",
@@ -969,78 +968,54 @@ class Estimator:
     def _zone_split(self, e, base_rows: float) -> tuple[float, float] | None:
         """Rows of the read in record batches the predicate ``e`` splits, and in batches it
         keeps whole, from the columns' zone maps (scaled to ``base_rows``); None without
-        them. Per batch a predicate is all true, all false or split (:meth:`_zone_state`)."""
-        got = self._zone_state(e)
-        if got is None:
+        them. Per batch a predicate is all true, all false or split: a comparison on one
+        column is tried at ZONE_DRAWS evenly spaced values from the batch's minimum to its
+        maximum; and/or/not combine those states; anything else (several columns in one
+        comparison, strings) counts as split, the price of rows in no order."""
+        state = self._zone_state(e)
+        if state is None:
             return None
-        state, rows = got
+        rows = next(iter(self._zone_maps(e).values()))[:, 2]
         total = rows.sum()
         if not total > 0:
             return None
         k = base_rows / total
         return float(rows[state == SPLIT].sum() * k), float(rows[state == ALL_TRUE].sum() * k)
 
+    def _zone_maps(self, e) -> dict:
+        return {c: getattr(self._colstats(c), "zones", None) for c in _columns(e)}
+
     def _zone_state(self, e):
-        """(ALL_TRUE / ALL_FALSE / SPLIT per batch as int8, rows per batch), or None where no
-        column has a zone map. A comparison of one column with a constant is decided by the
-        batch's bounds; another expression over one column is tried at ZONE_DRAWS evenly
-        spaced values from the batch's minimum to its maximum; and/or/not combine states;
-        an expression over several columns, or a string column, counts as split (the
-        price of rows in no order)."""
+        """Per batch: ALL_TRUE, ALL_FALSE or SPLIT (an int8 array), or None without zones."""
+        zones = self._zone_maps(e)
+        if not zones or any(z is None for z in zones.values()) or len({len(z) for z in zones.values()}) != 1:
+            return None
+        n = len(next(iter(zones.values())))
         if e[0] == "fn" and e[1] in ("and", "or", "not") and e[2]:
             parts = [self._zone_state(a) for a in e[2]]
-            known = [p for p in parts if p is not None]
-            if not known or len({len(p[1]) for p in known}) != 1:
-                return None
-            rows = known[0][1]
-            st = [p[0] if p is not None else np.full(len(rows), SPLIT, np.int8) for p in parts]
+            parts = [np.full(n, SPLIT, np.int8) if p is None else p for p in parts]
             if e[1] == "not":
-                return np.where(st[0] == SPLIT, SPLIT, 1 - st[0]).astype(np.int8), rows
-            st = np.stack(st)
+                return np.where(parts[0] == SPLIT, SPLIT, 1 - parts[0]).astype(np.int8)
+            st = np.stack(parts)
             win, lose = (ALL_FALSE, ALL_TRUE) if e[1] == "and" else (ALL_TRUE, ALL_FALSE)
-            out = np.full(len(rows), SPLIT, np.int8)
+            out = np.full(n, SPLIT, np.int8)
             out[(st == lose).all(axis=0)] = lose
             out[(st == win).any(axis=0)] = win
-            return out, rows
-        cols = _columns(e)
-        if len(cols) != 1:
-            return None
-        c = next(iter(cols))
-        z = getattr(self._colstats(c), "zones", None)
-        if z is None:
-            return None
-        lo, hi = z[:, 0], z[:, 1]
-        out = np.full(len(z), SPLIT, np.int8)
-        args = e[2] if e[0] == "fn" else ()
-        op = e[1] if e[0] == "fn" else None
-        if op in _FLIP and len(args) == 2 and args[1][0] == "col" and args[0][0] == "lit":
-            op, args = _FLIP[op], (args[1], args[0])
-        t = args[1][1] if op in _FLIP and len(args) == 2 and args[0][0] == "col" and args[1][0] == "lit" else None
-        if isinstance(t, (int, float)) and not isinstance(t, bool):
-            if op == "lt":
-                yes, no = hi < t, lo >= t
-            elif op == "lte":
-                yes, no = hi <= t, lo > t
-            elif op == "gt":
-                yes, no = lo > t, hi <= t
-            elif op == "gte":
-                yes, no = lo >= t, hi < t
-            else:
-                one, none = (lo == t) & (hi == t), (t < lo) | (t > hi)
-                yes, no = (one, none) if op == "equal" else (none, one)
-            out[no] = ALL_FALSE           # nan bounds (a batch of nulls only) compare false: split
-            out[yes] = ALL_TRUE
-            return out, z[:, 2]
+            return out
+        if len(zones) != 1:
+            return np.full(n, SPLIT, np.int8)
+        (c, z), = zones.items()
         grid = np.linspace(0.0, 1.0, ZONE_DRAWS)
         try:
-            v = _numpy_eval(e, {c: (lo[:, None] + (hi - lo)[:, None] * grid).ravel()}, self._agg_value)
-            v = np.broadcast_to(np.asarray(v, dtype=bool), (len(z) * ZONE_DRAWS,)).reshape(len(z), ZONE_DRAWS)
+            v = _numpy_eval(e, {c: (z[:, :1] + (z[:, 1:2] - z[:, :1]) * grid).ravel()}, self._agg_value)
+            v = np.broadcast_to(np.asarray(v, dtype=bool), (n * ZONE_DRAWS,)).reshape(n, ZONE_DRAWS)
         except (Unsupported, TypeError, ValueError, KeyError, ColonyError, pa.ArrowException):
-            return out, z[:, 2]
+            return np.full(n, SPLIT, np.int8)
+        out = np.full(n, SPLIT, np.int8)
         out[v.all(axis=1)] = ALL_TRUE
         out[~v.any(axis=1)] = ALL_FALSE
-        out[np.isnan(lo)] = SPLIT          # a batch of nulls only: no bounds to try
-        return out, z[:, 2]
+        out[np.isnan(z[:, 0])] = SPLIT          # a batch of nulls only: no bounds to try
+        return out
 
     def _filter(self, b: dict) -> Node:
         inp = self.rel(b["input"])
