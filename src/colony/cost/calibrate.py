@@ -50,8 +50,6 @@ TEMPLATES = {
     "T21": "select a.id, b.x from particles a join particles b on a.id = b.id where a.x < {p} and b.y < {p}",
     "T22": "select particle_id / {c} as g, count(*), sum(vx) from particles where x < {p} group by g",
     "T23": "select id, sqrt(x) + sqrt(y) as s, vx / {k} from particles where sqrt(z) < {p}",
-    # a range on the stored order (ids are written in order): batches kept or dropped whole
-    "T24": "select * from particles where id < {i}",
 }
 # on colony.data.tpch's lineitem and orders
 LTEMPLATES = {
@@ -77,8 +75,7 @@ def fill(tpl: str, rng: np.random.Generator) -> str:
             "d": lambda: str(int(rng.integers(0, 8))), "q": lambda: str(int(rng.integers(2, 50))),
             "w": lambda: str(rng.choice(["final", "express", "pinto", "bold", "ironic", "even"])),
             "c": lambda: str(int(rng.integers(1, 20))), "p2": lambda: f"{rng.uniform(0.5, 1.0):.3f}",
-            "e": lambda: f"{rng.uniform(1.0, 2.7):.3f}", "o": lambda: str(int(rng.integers(0, 100))),
-            "i": lambda: str(int(np.exp(rng.uniform(np.log(1e3), np.log(1.5e6)))))}
+            "e": lambda: f"{rng.uniform(1.0, 2.7):.3f}", "o": lambda: str(int(rng.integers(0, 100)))}
     while "{" in out:
         i = out.index("{")
         j = out.index("}", i)

@@ -44,11 +44,6 @@ from colony.query.stats import TableStats
 
 INF = math.inf
 MC_SAMPLES = 20_000
-# bump when an op's meaning changes (not only its name): calibration records fitted on the old
-# meaning are then stale (colony.runtime.fingerprint). 2: take/take_runs count split batches only
-OPS_VERSION = 2
-ZONE_DRAWS = 16                  # values per record batch a comparison is tried at (its bounds and 14 between)
-ALL_FALSE, ALL_TRUE, SPLIT = 0, 1, 2   # a predicate over one record batch
 DEFAULT_SEL = 1.0 / 3.0          # PostgreSQL-style default for predicates we cannot model
 
 CMP = {"lt", "lte", "gt", "gte", "equal", "not_equal", "is_null", "is_not_null", "like", "ilike",
@@ -939,24 +934,13 @@ class Estimator:
             rows = inp.rows * self.sel(cond, inp)
         rows = min(rows, inp.rows)
         exprs = out_exprs if out_exprs is not None else inp.exprs
+        self._add("take", rows * len(exprs))
         f = rows / inp.rows if inp.rows else 0.0
-        # a batch the predicate keeps or drops whole costs no copy: only the kept rows of
-        # batches it splits are taken (all of them in rows in no order; those of a batch or
-        # two where a range on a sorted column ends: DataFusion over 1M rows filtered on a
-        # sorted id took 2-3 ms at f = 0.1-0.9, on an unordered column of the same table 9-19)
-        copied, fs = rows, f
-        zs = self._zone_split(("fn", "and", preds) if len(preds) > 1 else preds[0], inp.base_rows) \
-            if inp.base_rows is not None else None
-        if zs is not None:
-            split_rows, whole_rows = zs
-            copied = min(max(rows - whole_rows, 0.0), split_rows)
-            fs = copied / split_rows if split_rows else 0.0
-        self._add("take", copied * len(exprs))
         # kept rows scattered among dropped ones: a filter copies them run by run, index by
         # index, and a row order it does not follow leaves ~ n f (1 - f) runs. DataFusion over
         # 1M shuffled rows x 9 columns: 8 ms at f = 0.1, 13 ms at 0.3 and 0.5, 12 ms at 0.99,
         # where `take` alone, linear in f, priced 0.1 at a tenth of 0.99
-        self._add("take_runs", copied * len(exprs) * (1.0 - min(fs, 1.0)))
+        self._add("take_runs", rows * len(exprs) * (1.0 - min(f, 1.0)))
         ipreds = dict(inp.ipreds)
         for c in _conjuncts(cond):
             reads = {col[2] for col in _columns(c) if len(col) > 2}
@@ -964,58 +948,6 @@ class Estimator:
                 r = next(iter(reads))
                 ipreds[r] = ipreds.get(r, ()) + (c,)
         return replace(inp, rows=rows, exprs=exprs, preds=preds, frac=self._thin(inp, f), ipreds=ipreds)
-
-    def _zone_split(self, e, base_rows: float) -> tuple[float, float] | None:
-        """Rows of the read in record batches the predicate ``e`` splits, and in batches it
-        keeps whole, from the columns' zone maps (scaled to ``base_rows``); None without
-        them. Per batch a predicate is all true, all false or split: a comparison on one
-        column is tried at ZONE_DRAWS evenly spaced values from the batch's minimum to its
-        maximum; and/or/not combine those states; anything else (several columns in one
-        comparison, strings) counts as split, the price of rows in no order."""
-        state = self._zone_state(e)
-        if state is None:
-            return None
-        rows = next(iter(self._zone_maps(e).values()))[:, 2]
-        total = rows.sum()
-        if not total > 0:
-            return None
-        k = base_rows / total
-        return float(rows[state == SPLIT].sum() * k), float(rows[state == ALL_TRUE].sum() * k)
-
-    def _zone_maps(self, e) -> dict:
-        return {c: getattr(self._colstats(c), "zones", None) for c in _columns(e)}
-
-    def _zone_state(self, e):
-        """Per batch: ALL_TRUE, ALL_FALSE or SPLIT (an int8 array), or None without zones."""
-        zones = self._zone_maps(e)
-        if not zones or any(z is None for z in zones.values()) or len({len(z) for z in zones.values()}) != 1:
-            return None
-        n = len(next(iter(zones.values())))
-        if e[0] == "fn" and e[1] in ("and", "or", "not") and e[2]:
-            parts = [self._zone_state(a) for a in e[2]]
-            parts = [np.full(n, SPLIT, np.int8) if p is None else p for p in parts]
-            if e[1] == "not":
-                return np.where(parts[0] == SPLIT, SPLIT, 1 - parts[0]).astype(np.int8)
-            st = np.stack(parts)
-            win, lose = (ALL_FALSE, ALL_TRUE) if e[1] == "and" else (ALL_TRUE, ALL_FALSE)
-            out = np.full(n, SPLIT, np.int8)
-            out[(st == lose).all(axis=0)] = lose
-            out[(st == win).any(axis=0)] = win
-            return out
-        if len(zones) != 1:
-            return np.full(n, SPLIT, np.int8)
-        (c, z), = zones.items()
-        grid = np.linspace(0.0, 1.0, ZONE_DRAWS)
-        try:
-            v = _numpy_eval(e, {c: (z[:, :1] + (z[:, 1:2] - z[:, :1]) * grid).ravel()}, self._agg_value)
-            v = np.broadcast_to(np.asarray(v, dtype=bool), (n * ZONE_DRAWS,)).reshape(n, ZONE_DRAWS)
-        except (Unsupported, TypeError, ValueError, KeyError, ColonyError, pa.ArrowException):
-            return np.full(n, SPLIT, np.int8)
-        out = np.full(n, SPLIT, np.int8)
-        out[v.all(axis=1)] = ALL_TRUE
-        out[~v.any(axis=1)] = ALL_FALSE
-        out[np.isnan(z[:, 0])] = SPLIT          # a batch of nulls only: no bounds to try
-        return out
 
     def _filter(self, b: dict) -> Node:
         inp = self.rel(b["input"])

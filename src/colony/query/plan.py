@@ -20,7 +20,6 @@ from datafusion import RuntimeEnvBuilder, SessionConfig, SessionContext
 from datafusion import substrait as ss
 
 from colony.errors import QueryError, QueryMemoryExceeded, QueryTimeout, ResultTooLarge, SqlError, UnknownColumn, UnknownTable, UnsupportedFunction
-from colony.query.stats import BATCH_ROWS
 
 
 @dataclass(frozen=True)
@@ -99,7 +98,7 @@ def register(ctx: SessionContext, name: str, partitions: list[list[pa.Table]], s
     """
     parts = []
     for tables in partitions:
-        batches = [b for t in tables for b in t.to_batches(max_chunksize=BATCH_ROWS)]
+        batches = [b for t in tables for b in t.to_batches(max_chunksize=65_536)]
         if batches:
             parts.append(batches)
     if max_partitions and len(parts) > max_partitions:

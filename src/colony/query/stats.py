@@ -25,7 +25,6 @@ KLL_K = 400          # rank error ~0.7 %: small selectivities (Q1-like 1 %) stay
 THETA_LG_K = 12      # 4096 retained hashes, ~1.6 % relative error on distinct counts
 HIST_BINS = 512      # equi-depth bins drawn from the KLL sketch; uniform within a bin
 STATS_POOL = "__stats__"
-BATCH_ROWS = 65_536  # rows per record batch a query runs over (colony.query.plan.register): a zone
 
 
 def _numeric(t: pa.DataType) -> bool:
@@ -79,17 +78,6 @@ def _interp(x: float, xp: list, fp: list) -> float:
     return out
 
 
-def _zones(arrays: list[pa.Array]) -> np.ndarray:
-    """(min, max, rows) of each batch's values (nan bounds for a batch of nulls only)."""
-    out = np.full((len(arrays), 3), np.nan)
-    for i, a in enumerate(arrays):
-        v = as_numbers(a)
-        if len(v):
-            out[i, 0], out[i, 1] = v.min(), v.max()
-        out[i, 2] = len(a)
-    return out
-
-
 @dataclass
 class ColumnStats:
     """One column's sketches (mergeable) plus a cached equi-depth histogram."""
@@ -99,10 +87,6 @@ class ColumnStats:
     rows: int
     nulls: int = 0
     items: ds.kll_items_sketch | None = None   # strings: quantiles, and a weighted sample for LIKE etc.
-    # zone map: per record batch (BATCH_ROWS), in stored row order, (min, max, rows) on the
-    # number line of `as_numbers`; None for strings. Says whether a predicate splits a batch
-    # (the filter copies rows) or keeps or drops it whole (no copy): sorted or clustered data
-    zones: np.ndarray | None = None
     _edges: np.ndarray | None = field(default=None, repr=False)
     _ranks: np.ndarray | None = field(default=None, repr=False)
     _derived: dict = field(default_factory=dict, repr=False)   # estimator results that depend on this column only
@@ -159,10 +143,8 @@ class ColumnStats:
                 if items is None:
                     items = ds.kll_items_sketch(KLL_K)
                 items.merge(p.items)
-        zones = (np.concatenate([p.zones for p in parts]) if all(p.zones is not None for p in parts)
-                 else None)
         return ColumnStats(kll=kll, theta=union.get_result(), rows=sum(p.rows for p in parts),
-                           nulls=sum(p.nulls for p in parts), items=items, zones=zones)
+                           nulls=sum(p.nulls for p in parts), items=items)
 
     # -- queries ------------------------------------------------------------
     @property
@@ -290,18 +272,15 @@ class ColumnStats:
     def to_row(self) -> dict:
         return {"kll": self.kll.serialize() if self.kll is not None else None,
                 "theta": self.theta.serialize(), "rows": self.rows, "nulls": self.nulls,
-                "items": self.items.serialize(ds.PyStringsSerDe()) if self.items is not None else None,
-                "zones": self.zones.astype("<f8").tobytes() if self.zones is not None else None}
+                "items": self.items.serialize(ds.PyStringsSerDe()) if self.items is not None else None}
 
     @classmethod
     def from_row(cls, row: dict) -> "ColumnStats":
         kll = ds.kll_doubles_sketch.deserialize(row["kll"]) if row["kll"] is not None else None
         items = row.get("items")
         items = ds.kll_items_sketch.deserialize(items, ds.PyStringsSerDe()) if items is not None else None
-        zones = row.get("zones")       # statistics persisted before zone maps have none
-        zones = np.frombuffer(zones, "<f8").reshape(-1, 3) if zones is not None else None
         return cls(kll=kll, theta=ds.compact_theta_sketch.deserialize(row["theta"]),
-                   rows=row["rows"], nulls=row["nulls"], items=items, zones=zones)
+                   rows=row["rows"], nulls=row["nulls"], items=items)
 
 
 class MergedColumns(Mapping):
@@ -346,12 +325,8 @@ class TableStats:
     @classmethod
     def build(cls, tables: list[pa.Table], nbytes: int = 0) -> "TableStats":
         t = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-        cols = {n: ColumnStats.build(t.column(n)) for n in t.column_names}
-        batches = [b for x in tables for b in x.to_batches(max_chunksize=BATCH_ROWS) if b.num_rows]
-        for n, cs in cols.items():
-            if cs.kll is not None:
-                cs.zones = _zones([b.column(n) for b in batches])
-        return cls(rows=t.num_rows, columns=cols, nbytes=nbytes or t.nbytes, objects=1)
+        return cls(rows=t.num_rows, columns={n: ColumnStats.build(t.column(n)) for n in t.column_names},
+                   nbytes=nbytes or t.nbytes, objects=1)
 
     @staticmethod
     def merge(parts: list["TableStats"]) -> "TableStats":
@@ -368,8 +343,7 @@ class TableStats:
                          "theta": pa.array([r["theta"] for r in rows], pa.binary()),
                          "items": pa.array([r["items"] for r in rows], pa.binary()),
                          "rows": pa.array([r["rows"] for r in rows], pa.int64()),
-                         "nulls": pa.array([r["nulls"] for r in rows], pa.int64()),
-                         "zones": pa.array([r["zones"] for r in rows], pa.binary())},
+                         "nulls": pa.array([r["nulls"] for r in rows], pa.int64())},
                         metadata={"nbytes": str(self.nbytes), "objects": str(self.objects)})
 
     @classmethod
