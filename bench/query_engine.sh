@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Decision-engine benchmarks of issue 13 on the embedded Ray colony (each run < 10 min):
-# particle query families (13 families, 5 held out, 208 queries) and the 22 TPC-H-shaped
+# particle query families (14 families, 6 held out, 224 queries) and the 22 TPC-H-shaped
 # queries over colony.data.tpch at sf 0.05. Calibration tables reach CALIB_ROWS (1.2M: the
 # 1M-row runs sit inside the calibrated sizes). Run under the shared lock:
 #   flock /tmp/colony-heavy.lock bench/query_engine.sh

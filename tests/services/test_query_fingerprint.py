@@ -24,6 +24,17 @@ def test_runtime_fingerprint_follows_the_device_spec():
     assert {"role", "threads", "link_gbps", "software", "layout"} <= set(d) and d["software"]["datafusion"]
 
 
+def test_a_changed_calibration_template_changes_the_fingerprint(monkeypatch):
+    """Records fitted on another suite are stale: a template added or changed recalibrates."""
+    import importlib
+    cal = importlib.import_module("colony.cost.calibrate")   # the module (colony.cost exports the function)
+    from colony.runtime.fingerprint import fingerprint
+    spec = _colony(1).config.devices["nic0"]
+    before = fingerprint(spec)
+    monkeypatch.setitem(cal.TEMPLATES, "T1", cal.TEMPLATES["T1"] + " and x > 0")
+    assert fingerprint(spec) != before
+
+
 def test_stored_models_load_only_for_the_same_fingerprint(tmp_path):
     models, _ = calibrate("nic0", 1, n_runs=8, min_rows=2_000, max_rows=4_000)
     ctx = DeviceContext(name="nic0", store=ObjectStore("nic0"), fingerprint="f1")

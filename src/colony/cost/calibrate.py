@@ -75,7 +75,8 @@ def fill(tpl: str, rng: np.random.Generator) -> str:
             "d": lambda: str(int(rng.integers(0, 8))), "q": lambda: str(int(rng.integers(2, 50))),
             "w": lambda: str(rng.choice(["final", "express", "pinto", "bold", "ironic", "even"])),
             "c": lambda: str(int(rng.integers(1, 20))), "p2": lambda: f"{rng.uniform(0.5, 1.0):.3f}",
-            "e": lambda: f"{rng.uniform(1.0, 2.7):.3f}", "o": lambda: str(int(rng.integers(0, 100)))}
+            "e": lambda: f"{rng.uniform(1.0, 2.7):.3f}", "o": lambda: str(int(rng.integers(0, 100))),
+            "i": lambda: str(int(np.exp(rng.uniform(np.log(1e3), np.log(1.5e6)))))}
     while "{" in out:
         i = out.index("{")
         j = out.index("}", i)

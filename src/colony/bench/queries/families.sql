@@ -1,5 +1,5 @@
 -- Decision-engine benchmark: particle query families (colony.bench.query_families).
--- 8 calibration families, 5 held out; 16 queries each.
+-- 8 calibration families, 6 held out; 16 queries each.
 -- family: T1
 select * from particles where x >= 0.566 and y < 0.245 and z <= 0.401
 select * from particles where x >= 0.118 and y < 0.401 and z <= 0.607
@@ -221,3 +221,20 @@ select particle_id, avg(vx * vx + vy * vy) as e, stddev(vz) as s from particles 
 select particle_id, avg(vx * vx + vy * vy) as e, stddev(vz) as s from particles where abs(vz) < 86.8 group by particle_id
 select particle_id, avg(vx * vx + vy * vy) as e, stddev(vz) as s from particles where abs(vz) < 50.8 group by particle_id
 select particle_id, avg(vx * vx + vy * vy) as e, stddev(vz) as s from particles where abs(vz) < 10.1 group by particle_id
+-- family: H6 held-out
+select id, sin(vz) as s, x, y from particles where id >= 3421
+select id, sin(vz) as s, x, y from particles where id >= 57756
+select id, sin(vz) as s, x, y from particles where id >= 458994
+select id, sin(vz) as s, x, y from particles where id >= 757930
+select id, sin(vz) as s, x, y from particles where id >= 12562
+select id, sin(vz) as s, x, y from particles where id >= 127065
+select id, sin(vz) as s, x, y from particles where id >= 121775
+select id, sin(vz) as s, x, y from particles where id >= 77246
+select id, sin(vz) as s, x, y from particles where id >= 132603
+select id, sin(vz) as s, x, y from particles where id >= 7284
+select id, sin(vz) as s, x, y from particles where id >= 133627
+select id, sin(vz) as s, x, y from particles where id >= 42679
+select id, sin(vz) as s, x, y from particles where id >= 2741
+select id, sin(vz) as s, x, y from particles where id >= 52593
+select id, sin(vz) as s, x, y from particles where id >= 797346
+select id, sin(vz) as s, x, y from particles where id >= 1619
