@@ -44,8 +44,12 @@ def test_op_vector_separates_cheap_and_costly_functions_and_top_k():
     assert e.ops["math"] > 0 and e.ops["power"] == 0
     e = _ops("select count(*) from particles where power(vx, 2) > 100")
     assert e.ops["power"] > 0 and e.ops["math"] == 0
-    e = _ops("select count(*) from particles where particle_id % 7 = 3")
+    e = _ops("select count(*) from particles where x / 7 > 0.01")
     assert e.ops["div"] > 0 and e.ops["arith"] == 0
+    # a uint64 with an integer literal runs in Decimal128(20, 0) in DataFusion (the plan's
+    # output type says so): decimal arithmetic, counted apart from float and integer ops
+    e = _ops("select count(*) from particles where particle_id % 7 = 3")
+    assert e.ops["arith_dec"] == e.ops["rows"] and e.ops["div"] == 0 and e.ops["arith"] == 0
     e = _ops("select count(*) from particles where (particle_id & 7) = 3")
     assert e.ops["arith"] > 0 and e.ops["div"] == 0
     top = _ops("select id from particles order by x limit 10")
@@ -92,3 +96,20 @@ def test_linear_learners_ignore_disturbed_runs(learner):
     ape_robust = np.median(np.abs(learner.fit(X, T, y).predict(X, T) / y - 1)[clean])
     ape_plain = np.median(np.abs(learner.fit(X, T, y, robust=False).predict(X, T) / y - 1)[clean])
     assert ape_robust < 0.03 and ape_robust <= ape_plain
+
+
+def test_decimal_arithmetic_is_counted_apart_from_float_arithmetic():
+    """DataFusion over 300k TPC-H lineitem rows: sum(price * (1 - disc) * (1 + tax)) took
+    13.7 ms in decimals and 2.2 ms in floats, so the op vector tells them apart."""
+    from colony.data.tpch import tables
+    from colony.query import estimate, to_substrait
+    from colony.query.stats import TableStats
+    t = tables(0.001)["lineitem"]
+    st = {"lineitem": TableStats.build([t])}
+
+    def ops(sql):
+        return estimate(to_substrait(sql, {"lineitem": t.schema}), st).ops
+    dec = ops("select sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) from lineitem")
+    assert dec["arith_dec"] == pytest.approx(4 * t.num_rows) and dec["arith"] == 0
+    flt = ops("select sum(l_extendedprice * 0.5) from lineitem")     # a float literal: float arithmetic
+    assert flt["arith"] == pytest.approx(t.num_rows) and flt["arith_dec"] == 0

@@ -61,6 +61,9 @@ LTEMPLATES = {
            "where o_orderdate < date '{date}' and l_quantity < {q} group by o_orderpriority"),
     "L5": ("select l_suppkey, sum(l_extendedprice) as s from lineitem where l_shipmode in ('MAIL', 'SHIP') "
            "group by l_suppkey order by s desc limit {n}"),
+    # decimal arithmetic (priced apart from float arithmetic: `arith_dec`)
+    "L6": ("select o_orderstatus, sum(o_totalprice * {c} - o_totalprice), avg(o_totalprice + {c}) from orders "
+           "where o_orderdate < date '{date}' group by o_orderstatus"),
 }
 
 
