@@ -332,10 +332,14 @@ class WorkerPool:
                 with self._lock:
                     stopped = query_id is not None and w in self.running.get(query_id, ()) \
                         and query_id in self._cancel_ids
-                    if stopped:
-                        self.cancelled = (self.cancelled + [{"query_id": query_id, "pid": w.pid}])[-256:]
-                self._retire(w)
+                self._retire(w)                  # reaped before it shows as cancelled
                 if stopped:
+                    with self._lock:             # one step: no reader sees it cancelled and still running
+                        ws = self.running.get(query_id, set())
+                        ws.discard(w)
+                        if not ws:
+                            self.running.pop(query_id, None)
+                        self.cancelled = (self.cancelled + [{"query_id": query_id, "pid": w.pid}])[-256:]
                     raise QueryCancelled(f"query {query_id} was cancelled by its client; its worker pid {w.pid} "
                                          f"was stopped after {time.monotonic() - t0:.2f} s") from None
                 raise WorkerDied(f"query worker pid {w.pid} exited (code {code}, {type(e).__name__}) before "

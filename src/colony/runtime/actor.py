@@ -72,6 +72,15 @@ def warm_devices(handles: Mapping[str, Any], k: int) -> list[str]:
     return sorted({n for n, ok in zip(calls, met) if not ok})
 
 
+@ray.remote(num_cpus=0, max_retries=0)
+def _warm_restarted(config: ColonyConfig, device: str) -> list[str]:
+    """A restarted device's warm-up, sent from its own Ray worker: a caller like the client
+    that warms a device it starts, never the device calling itself while Ray still brings it
+    back (CI saw such self-calls not run for over a minute)."""
+    handle = ray.get_actor(actor_name(config, device), namespace=config.namespace)
+    return warm_devices({device: handle}, config.runtime.max_concurrency)
+
+
 FROM = "_colony_from"  # keyword a device call carries: who is calling (for the link it crosses)
 BULK = "_colony_bulk"  # keyword of a client that fetches large results over Flight (runtime.flight)
 TO = "_colony_to"      # keyword of a relayed call: the large parts of its result go to this end
@@ -277,20 +286,23 @@ class DeviceActor:
         self.dma_cores = tuple(dma) or None
         self.reads = DeviceFlight.on_cores(self.dma_cores, StoredReads(self), ray.util.get_node_ip_address(),
                                            auth.token()) if self.dma_cores else None
-        if self.restarted:
-            # Ray restarted this device: no client is there to warm its handler threads (the
-            # runtime does it for a device it starts), so it sends itself the same warm-up
-            threading.Thread(target=self._warm_self, name="colony-warm", daemon=True).start()
+        # Ray restarted this device: no client is there to warm its handler threads (the
+        # runtime does it for a device it starts), so a task of its own sends the same warm-up
+        self._warm_ref = _warm_restarted.remote(config, device) if self.restarted else None
 
-    def _warm_self(self) -> None:
-        me = ray.get_runtime_context().current_actor
+    def _warm_state(self) -> str | None:
+        """How a restarted device's own warm-up went (``status``): pending, done, or why not.
+        A warm-up is an optimization: cold threads serve too, so a failure is only reported."""
+        if self._warm_ref is None:
+            return None
+        ready, _ = ray.wait([self._warm_ref], timeout=0)
+        if not ready:
+            return "pending"
         try:
-            cold = warm_devices({self.spec.name: me}, self.config.runtime.max_concurrency)
-        except Exception as e:      # a warm-up is an optimization: the device serves cold threads too
-            cold = [f"{self.spec.name} ({e})"]
-        if cold:
-            log.warning("device %s: not every handler thread could be warmed after its restart: %s",
-                        self.spec.name, cold)
+            cold = ray.get(self._warm_ref)
+        except Exception as e:
+            return f"failed: {type(e).__name__}: {e}"[:300]
+        return f"not every thread met: {cold}" if cold else "done"
 
     # -- links: the one place this device's bytes are paced and counted ---------------------
     def _in(self, nbytes: int, peer: str = CLIENT, seconds: float | None = None) -> None:
@@ -554,6 +566,7 @@ class DeviceActor:
             "node_id": ctx.get_node_id(), "restarted": self.restarted,
             "flight_args_sent": getattr(getattr(self.host.ctx.peers, "transfers", None), "args", 0),
             "uptime_s": time.time() - self.started, "calls": self.calls, "warm_threads": len(self._warmed),
+            "warm_up": self._warm_state(),
             "services": sorted(self.host.services), "store": self.host.ctx.store.info(),
             "emulation": self.emulation.as_dict(),
             "links": self.link_stats(), "flight": self.flight.location,
