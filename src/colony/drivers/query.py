@@ -550,6 +550,14 @@ def calibrate_call_path(colony, host: str, devices: list[str], sizes=(40_000, 30
     return out
 
 
+def _loo_ape(fit, x: np.ndarray, y: np.ndarray) -> float:
+    """Leave-one-out median percentage error of ``fit(x, y)`` (a model with ``predict``) on
+    the points themselves: how the probe fits below choose a form."""
+    from colony.cost.models import ape
+    return float(np.median([ape(fit(np.delete(x, i), np.delete(y, i)).predict(x[i:i + 1]), y[i:i + 1])[0]
+                            for i in range(len(x))]))
+
+
 def _client_link_fit(legs: list[tuple[float, float, float, float]]):
     """The device -> client leg fitted on the down probes themselves (result bytes against the
     client's call time less the device's own), or None to keep the leg measured with bare
@@ -563,8 +571,7 @@ def _client_link_fit(legs: list[tuple[float, float, float, float]]):
     if len(rows) < 6:
         return None
     x, y, before = rows[:, 0], rows[:, 1], rows[:, 3]
-    loo = float(np.median([ape(LinearModel.fit(np.delete(x, i), np.delete(y, i)).predict(x[i:i + 1]), y[i:i + 1])[0]
-                           for i in range(len(x))]))
+    loo = _loo_ape(LinearModel.fit, x, y)
     blob = float(np.median(ape(before, y)))
     if loo >= blob:
         return None
@@ -579,17 +586,13 @@ def _call_path_fit(raw: np.ndarray, act: np.ndarray):
     lowest leave-one-out median error on the probes is kept (the simpler one on a tie). A
     slope fitted on a dozen probes of similar size can flatten every prediction to a
     constant; the offset form cannot, and no correction is kept where the probes show none."""
-    from colony.cost.models import LinearModel, ape
+    from colony.cost.models import LinearModel
     forms = {"none": lambda x, y: LinearModel(a=0.0, b=1.0),
              "offset": lambda x, y: LinearModel(a=float(np.median(y - x)), b=1.0)}
     if raw.min() > 0 and raw.max() / raw.min() >= 3.0:
         # a slope is identifiable only over probes of different sizes (a split fit on six
         # similar probes came out flat, b = 0, and priced TPC-H splits of 50-160 ms at ~40 ms)
         forms["slope"] = lambda x, y: LinearModel.fit(x, y)
-    scores = {}
-    for name, fit in forms.items():
-        errs = [float(ape(fit(np.delete(raw, i), np.delete(act, i)).predict(raw[i:i + 1]), act[i:i + 1])[0])
-                for i in range(len(raw))]
-        scores[name] = float(np.median(errs))
+    scores = {name: _loo_ape(fit, raw, act) for name, fit in forms.items()}
     form = min(scores, key=scores.get)          # dict order: simpler first on a tie
     return form, forms[form](raw, act), scores[form]
