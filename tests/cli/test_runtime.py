@@ -32,6 +32,7 @@ def test_up_status_down_local_colony(tmp_path):
         rows = json.loads((tmp_path / "st.json").read_text())["devices"]
         assert [r["device"] for r in rows] == ["host0", "nic0", "nic1", "nic2", "nic3"]
         assert all(r["emulated"] == (r["role"] == "smartnic") for r in rows)
+        assert all(not r["restarted"] and r["warm_up"] is None for r in rows)   # only a restarted device warms itself
         assert "links (counted by the device" in st.stdout and all("links" in r and r["flight"] for r in rows)
         # codec advice reads the device's one calibration record, calibrating it first when it has none
         adv = colony("codec", "advise", "--device", "nic1", "--quick", "--json", str(tmp_path / "adv.json"))

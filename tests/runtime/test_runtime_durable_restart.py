@@ -11,6 +11,7 @@ import time
 import pyarrow as pa
 import pytest
 
+from colony.cli.runtime import restart_note
 from colony.errors import ColonyError, ObjectLost
 
 
@@ -54,5 +55,6 @@ def test_durable_pool_keeps_every_acknowledged_object_and_memory_pool_names_its_
         st = next(s for s in c.status() if s["device"] == dev)
     assert st["restarted"] and st["warm_threads"] == k, st["warm_up"]
     assert st["warm_up"] == "done"
+    assert restart_note(st) == "restarted" and restart_note({**st, "warm_up": "pending"}) == "restarted (warm-up pending)"
     for k in keys_d:
         c.drop("durable", k)

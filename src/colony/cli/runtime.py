@@ -83,8 +83,16 @@ def status_table(rows: list[dict], title: str):
         budget = _human(st["memory_budget"]) if st["memory_budget"] else "unlimited"
         t.add_row(s["device"], kind, s["node_id"][:6], str(s["threads"]), f"{_human(st['memory_used'])}/{budget}",
                   _human(spilled), str(objs), str(s["calls"]), f"{s['load']:.2f}" if s["load"] is not None else "-",
-                  "restarted" if s["restarted"] else "-")
+                  restart_note(s))
     return t
+
+
+def restart_note(s: dict) -> str:
+    """``restarted``, with how its own warm-up of handler threads went unless done."""
+    if not s["restarted"]:
+        return "-"
+    warm = s.get("warm_up")
+    return "restarted" if warm in (None, "done") else f"restarted (warm-up {warm})"
 
 
 def query_models(colony, rows: list[dict]) -> list[dict]:
