@@ -163,7 +163,7 @@ def test_a_cancelled_long_query_stops_on_the_device_which_stays_healthy(gw):
         answered = time.perf_counter()
         timer.join()
         assert answered - cancelled_at[0] < 2.0 and answered - t0 < 60      # answered at once, not at the deadline
-    deadline = time.monotonic() + 3                 # the server sees the cancel a poll (0.25 s) after the client
+    deadline = time.monotonic() + 15                # the server sees the cancel a poll (0.25 s) after the client (slower on a loaded CI)
     while server.stats["cancelled"] == before and time.monotonic() < deadline:
         time.sleep(0.02)
     assert server.stats["cancelled"] == before + 1
