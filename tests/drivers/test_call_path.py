@@ -57,10 +57,34 @@ def test_ensure_calibrated_says_why_it_calibrates_and_then_keeps_the_records():
     calibrate_colony(lc, "host", n_runs=16, max_rows=60_000, devices=["host"])
     host_before = lc.call("host", "query", "models_json")
     assert ensure_calibrated(lc, "host", 16, 60_000, on_calibrate=said.append, cover=True)
-    assert "nic0's record covers 16 runs to 40,000 rows" in said[-1] and "recalibrating nic0 only" in said[-1]
+    assert "nic0's record covers 16 runs to 40,000 rows" in said[-1] and "calibrating nic0 only" in said[-1]
     assert lc.call("host", "query", "models_json") == host_before
     assert lc.call("nic0", "query", "health")["sizes"]["max_rows"] == 60_000
     assert not ensure_calibrated(lc, "host", 16, 60_000, on_calibrate=said.append, cover=True)
+
+
+def test_a_device_without_a_record_is_calibrated_alone_on_the_hosts_record():
+    from colony.drivers.query import calibrate_colony, ensure_calibrated
+    spec = {"host": {"role": "host", "threads": 2, "services": {"query": {}}},
+            "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {}}, "pools": ["particles"]},
+            "nic1": {"role": "smartnic", "threads": 1, "services": {"query": {}}, "pools": ["particles"]}}
+    lc = LocalColony(devices_config(spec))
+    for n in ("nic0", "nic1"):
+        lc.store(n).put("particles", "o0", uniform(10_000, seed=4))
+    calibrate_colony(lc, "host", n_runs=8, max_rows=30_000, devices=["host", "nic0"])   # nic1 has no record
+    host_before, nic0_before = lc.call("host", "query", "models_json"), lc.call("nic0", "query", "models_json")
+    said = []
+    assert lc.call("nic1", "query", "health")["calibrated"] is False
+    assert ensure_calibrated(lc, "host", 4, 20_000, on_calibrate=said.append, cover=True)
+    assert said == ["nic1 not calibrated; the host's record covers it: calibrating nic1 only"]
+    assert lc.call("host", "query", "models_json") == host_before       # the larger host record is kept
+    assert lc.call("nic0", "query", "models_json") == nic0_before
+    assert lc.call("nic1", "query", "health")["sizes"]["max_rows"] == 20_000
+    # a host record that falls short of what is asked: every device is calibrated, as before
+    said.clear()
+    assert ensure_calibrated(lc, "host", 8, 60_000, on_calibrate=said.append, cover=True)
+    assert "host's record covers 8 runs to 30,000 rows" in said[-1] and "only" not in said[-1]
+    assert lc.call("host", "query", "health")["sizes"]["max_rows"] == 60_000
 
 
 def test_a_drifted_record_is_recalibrated_over_the_sizes_it_covered():

@@ -374,8 +374,12 @@ def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate
     tables or fewer runs (under 90 % of ``max_rows`` or half of ``n_runs``) is recalibrated at
     the asked sizes. A record the test suite made on 30k-row tables once priced a 1M-row
     benchmark's push-backs 3x high. Without ``cover`` (``colony query``, ``colony load``,
-    the gateway) a valid record is kept whatever sizes it was made on."""
-    why, bare, sizes = (["asked to"] if recalibrate else []), [], []
+    the gateway) a valid record is kept whatever sizes it was made on.
+
+    Devices with no record or one that falls short are calibrated alone, on the host's record,
+    when the host's is valid (and covers): a colony that adds SmartNICs, or gets new ones (the
+    demo's unpaced-link fingerprints), keeps a larger host record it shares."""
+    why, bare, sizes, drifted = (["asked to"] if recalibrate else []), [], [], []
     short: dict[str, str] = {}          # devices whose record falls short of the sizes asked -> what it covers
     devs = colony.devices()
     for d in devs:
@@ -390,6 +394,7 @@ def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate
             if cover and (rows < 0.9 * max_rows or runs < 0.5 * n_runs):
                 short[d.name] = f"{d.name}'s record covers {runs} runs to {rows:,} rows"
         if h.get("drift"):      # its online correction drifted past its bound: the record no longer fits
+            drifted.append(d.name)
             why.append(f"{d.name} drifted ({', '.join(h['drift'])})")
     if bare:
         why.append("no device calibrated yet" if len(bare) == len(devs) else f"{', '.join(bare)} not calibrated")
@@ -400,12 +405,13 @@ def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate
             n_runs = max(int(s.get("runs", n_runs)) for s in sizes)
             max_rows = max(int(s.get("max_rows", max_rows)) for s in sizes)
             why.append(f"{n_runs} runs to {max_rows:,} rows, as recorded")
-        # only records too small, the host's not among them: redo just those devices on the
-        # host's record (the demo after the benchmark redid the host at its smaller size too,
-        # and the next benchmark all devices again)
-        only = list(short) if short and len(why) == 1 and host not in short else None
+        # records missing or too small, the host's not among them: do just those devices on the
+        # host's record (the demo, whose SmartNICs had no record, redid the host at its smaller
+        # size too and so replaced a benchmark's host record; the next benchmark redid them all)
+        need = [d.name for d in devs if d.name in bare or d.name in short]
+        only = need if need and host not in need and not recalibrate and not drifted else None
         if only:
-            why[-1] += f"; the others' records cover it: recalibrating {', '.join(only)} only"
+            why[-1] += f"; the host's record covers it: calibrating {', '.join(only)} only"
         if on_calibrate:
             on_calibrate("; ".join(why))
         calibrate_colony(colony, host, n_runs=n_runs, max_rows=max_rows, progress=progress, devices=only,
