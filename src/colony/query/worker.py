@@ -245,6 +245,14 @@ class WorkerPool:
                 pass
         return [w.pid for w in procs]
 
+    def _unregister_locked(self, query_id: str, w: _Proc) -> None:
+        """``w`` no longer runs ``query_id`` (call with the lock held; idempotent)."""
+        ws = self.running.get(query_id)
+        if ws is not None:
+            ws.discard(w)
+            if not ws:
+                del self.running[query_id]
+
     def state(self) -> dict:
         """live and deadline-killed pids, pids per running query id, cancel-stopped workers,
         the bound on workers at once and how long recent runs waited for one."""
@@ -335,10 +343,7 @@ class WorkerPool:
                 self._retire(w)                  # reaped before it shows as cancelled
                 if stopped:
                     with self._lock:             # one step: no reader sees it cancelled and still running
-                        ws = self.running.get(query_id, set())
-                        ws.discard(w)
-                        if not ws:
-                            self.running.pop(query_id, None)
+                        self._unregister_locked(query_id, w)
                         self.cancelled = (self.cancelled + [{"query_id": query_id, "pid": w.pid}])[-256:]
                     raise QueryCancelled(f"query {query_id} was cancelled by its client; its worker pid {w.pid} "
                                          f"was stopped after {time.monotonic() - t0:.2f} s") from None
@@ -351,11 +356,7 @@ class WorkerPool:
             finally:
                 if query_id is not None:
                     with self._lock:
-                        ws = self.running.get(query_id)
-                        if ws is not None:
-                            ws.discard(w)
-                            if not ws:
-                                del self.running[query_id]
+                        self._unregister_locked(query_id, w)
             if self.is_cancelled(query_id):     # a cancel may have signalled it as it answered
                 self._retire(w)
             else:
