@@ -186,6 +186,12 @@ class ColonyConfig:
             devs[n] = d
         return replace(self, devices=devs)
 
+    def with_link(self, device: str, gbps: float | None) -> "ColonyConfig":
+        """The same colony with ``device``'s link paced at ``gbps`` Gbit/s (None or 0: unpaced):
+        what a run-time ``set_link`` changes, so the device's fingerprint follows it."""
+        spec = self.device(device)
+        return replace(self, devices={**self.devices, device: replace(spec, link_gbps=gbps or None)})
+
     def with_spill_root(self, root: str | os.PathLike) -> "ColonyConfig":
         """The same colony with every device spilling under ``root/<device>`` (tests, benches)."""
         devs = {n: replace(d, spill_dir=str(Path(root) / n), spill_explicit=True) for n, d in self.devices.items()}

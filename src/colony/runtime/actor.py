@@ -515,6 +515,12 @@ class DeviceActor:
         with ``device``, that peer's new rate (this end of the link to it follows)."""
         if device is None or device == self.spec.name:
             self.links.set_gbps(gbps)
+            # the link is part of what the device's calibrations are valid for: a new rate is a
+            # new fingerprint, whose record (if any) prices the device from now on
+            from colony.cost import suite as calibration
+            self.spec = replace(self.spec, link_gbps=gbps or None)
+            fp = fingerprint(self.spec)
+            self.host.rekey(fp, calibration.record(self.spec.name, fp))
         else:
             self.links.set_peer_gbps(device, gbps)
 

@@ -236,6 +236,7 @@ class Colony(RayPeers):
         """Pace ``device``'s links at ``gbps`` Gbit/s from now on (None: unpaced): its own
         end, and every other device's end of the link to it (a push-back to the host)."""
         self.actor(device)
+        self.config = self.config.with_link(device, gbps)    # its fingerprint follows (calibration records)
         names = list(self._actors)
         resolve([self._actors[n].set_link.remote(gbps, device) for n in names], self._deadline(None), names)
 

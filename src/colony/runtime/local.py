@@ -48,6 +48,7 @@ class LocalColony:
         self.links: dict[str, Links] = {}
         self._results: dict[str, Any] = {}     # relayed result parts, until the client takes them
         self._results_lock = threading.Lock()
+        self._records: dict[str, dict[str, dict]] = {}   # per device, its in-memory records by fingerprint
         for name, spec in self.config.devices.items():
             self.links[name] = Links(self.config, name)
             store = (ObjectStore(name, memory_budget=spec.memory, spill_dir=spec.spill_dir, disk_budget=spec.disk)
@@ -105,6 +106,13 @@ class LocalColony:
         for name, lk in self.links.items():
             if name != device:
                 lk.set_peer_gbps(device, gbps)
+        # a new rate is a new fingerprint; a rate this colony had before gets its record back
+        self.config = self.config.with_link(device, gbps)
+        h = self.hosts[device]
+        kept = self._records.setdefault(device, {})
+        kept[h.ctx.fingerprint] = h.ctx.calibration
+        fp = fingerprint(self.config.device(device), "local")
+        h.rekey(fp, kept.get(fp, {}))
 
     def link_stats(self) -> list[dict]:
         """Every link's counters (bytes, transfers, busy seconds per direction)."""

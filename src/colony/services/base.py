@@ -49,6 +49,11 @@ class Service:
         self.ctx = ctx
         self.options = options
 
+    def rekeyed(self) -> None:
+        """The runtime changed this device's fingerprint at run time (a new link rate): a
+        service that keeps calibrated state reloads it from ``ctx.calibration``, the record for
+        the new fingerprint (empty when the device was never calibrated so)."""
+
 
 _SERVICES: dict[str, type[Service]] = {}
 

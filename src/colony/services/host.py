@@ -23,6 +23,15 @@ class DeviceHost:
         self.services: dict[str, Service] = {
             name: service_class(name)(ctx, **(opts or {})) for name, opts in specs.items()}
 
+    def rekey(self, fingerprint: str, calibration: dict) -> None:
+        """The device changed at run time (:meth:`Colony.set_link`): its calibrations are
+        valid for ``fingerprint`` from now on, and ``calibration`` is its record for it."""
+        if fingerprint == self.ctx.fingerprint:
+            return
+        self.ctx.fingerprint, self.ctx.calibration = fingerprint, calibration
+        for svc in self.services.values():
+            svc.rekeyed()
+
     def call(self, service: str, method: str, *args: Any, **kwargs: Any) -> Any:
         svc = self.services.get(service)
         if svc is None:

@@ -120,10 +120,18 @@ class QueryService(Service):
         self._running = 0                      # own queries executing now (device or host side)
         # in-process colonies share one process among all devices and the client: nothing to attribute
         self.cores = CoreLoad.shared() if ctx.own_process else None
+        self.stale = ""
+        self._load_models()
+
+    # -- models ----------------------------------------------------------------
+    def _load_models(self) -> None:
+        """This device's models from its calibration record for the current fingerprint (none:
+        reported uncalibrated, or stale with why; the client recalibrates)."""
+        ctx = self.ctx
         rec = ctx.calibration or {}
         if "query" not in rec and self.models_dir:
             rec = suite.record(ctx.name, ctx.fingerprint, self.models_dir)
-        self.stale = str(rec.get("stale", ""))     # reported uncalibrated; the client recalibrates
+        self.models, self.stale = None, str(rec.get("stale", ""))
         try:
             if rec.get("query"):
                 if rec.get("fingerprint") != ctx.fingerprint:
@@ -133,7 +141,12 @@ class QueryService(Service):
         except (StaleCalibration, InvalidArgument) as e:
             self.models, self.stale = None, str(e)
 
-    # -- models ----------------------------------------------------------------
+    def rekeyed(self) -> None:
+        """A new link rate: the models (and their online corrections) of the old one no
+        longer price this device; those of a record made at this rate do, if there is one."""
+        with self._lock:
+            self._load_models()
+
     def _persist(self) -> None:
         """Keep the models in the device's one calibration record (with the suite, under the
         runtime's fingerprint), in memory and on disk."""

@@ -1,0 +1,58 @@
+"""A link rate changed at run time is a new fingerprint: the records made at the old rate stop
+pricing the device, and those made at the new rate (if any) price it from then on."""
+
+from colony.config.builders import devices as devices_config
+from colony.cost import suite
+from colony.data import uniform
+from colony.drivers.query import ensure_calibrated
+from colony.runtime.calibrate import record
+from colony.runtime.fingerprint import fingerprint
+from colony.runtime.local import LocalColony
+
+
+def _lc():
+    lc = LocalColony(devices_config({"host": {"role": "host", "threads": 2, "services": {"query": {}}},
+                                     "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {}},
+                                              "pools": ["particles"]}}))
+    lc.store("nic0").put("particles", "o0", uniform(10_000, seed=2))
+    return lc
+
+
+def test_a_new_link_rate_uncalibrates_the_device_and_the_old_rate_gets_its_models_back():
+    lc = _lc()
+    assert ensure_calibrated(lc, "host", 6, 20_000)
+    fp0 = lc.hosts["nic0"].ctx.fingerprint
+    before = lc.call("nic0", "query", "models_json")
+    lc.set_link("nic0", 2.0)
+    assert lc.config.device("nic0").link_gbps == 2.0
+    assert lc.hosts["nic0"].ctx.fingerprint != fp0
+    h = lc.call("nic0", "query", "health")
+    assert not h["calibrated"]                       # its models were measured on an unpaced link
+    assert lc.call("host", "query", "health")["calibrated"]    # the host did not change
+    said = []
+    assert ensure_calibrated(lc, "host", 6, 20_000, on_calibrate=said.append)
+    assert "nic0 not calibrated" in said[-1] and "calibrating nic0 only" in said[-1]
+    paced = lc.call("nic0", "query", "models_json")
+    assert paced["link"] != before["link"]
+    lc.set_link("nic0", None)                        # back to the configured rate: its own models again
+    assert lc.hosts["nic0"].ctx.fingerprint == fp0
+    assert lc.call("nic0", "query", "models_json") == before
+    lc.set_link("nic0", 2.0)
+    assert lc.call("nic0", "query", "models_json") == paced
+
+
+def test_a_ray_device_takes_the_record_of_its_new_rate(ray_colony):
+    c = ray_colony
+    fp_paced = fingerprint(c.config.with_link("nic2", 0.5).device("nic2"))
+    assert fp_paced != fingerprint(c.config.device("nic2"))
+    suite.update("nic2", fp_paced, {"marker": "made at 0.5 Gbit/s"})
+    try:
+        c.set_link("nic2", 0.5)
+        cal = c.call("nic2", "device", "calibration")
+        assert cal.get("marker") == "made at 0.5 Gbit/s" and cal["fingerprint"] == fp_paced
+        assert record(c, "nic2").get("marker") == "made at 0.5 Gbit/s"     # the client's view follows
+    finally:
+        c.set_link("nic2", None)
+        suite.path_for("nic2", fp_paced).unlink(missing_ok=True)
+    assert c.config.device("nic2").link_gbps is None
+    assert "marker" not in c.call("nic2", "device", "calibration")
