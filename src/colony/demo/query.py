@@ -32,7 +32,7 @@ def _ray_colony(colony, rows: int, seed: int, link_gbps: float, pool: str):
     return colony, host, nics[0], "Ray colony (emulated SmartNICs), links paced at %g Gbit/s" % link_gbps
 
 
-def query_demo(colony=None, report_dir: str = ".", rows: int = 400_000, calib_runs: int = 60,
+def query_demo(colony=None, report_dir: str = ".", rows: int = 400_000, calib_runs: int = 120,
                link_gbps: float = 8.0, seed: int = 1, pool: str = "default", repeats: int = 3) -> dict:
     """Run DEMO_QUERIES under auto and every forced placement (the median of ``repeats``
     interleaved runs each, with every predicted and measured term); write query_demo.png.
