@@ -53,6 +53,19 @@ def test_time_model_terms_add_up():
     assert set(p) == {"down", "back", "split"}
 
 
+def test_the_hosts_decode_of_split_results_is_priced_like_pushed_back_objects():
+    """The host decodes a split's lower results as it decodes a push-back's objects, so the
+    host's calibrated setup model prices both (a constant per object under-priced it 5-10x)."""
+    host = _models("host", 8, 2e-9)
+    host.setup = LinearModel(5e-4, 1e-5)
+    est = _est(1e6, 0.5, aggregate=True)
+    p = predict(est, DEV, host, HostLoad(0, 8, 8))
+    assert p["split"]["deser_host"] == pytest.approx(host.predict_setup(est.split_rows, 1))
+    assert p["back"]["deser_host"] == pytest.approx(host.predict_setup(est.input_rows, est.objects))
+    wider = predict(_est(1e6, 0.9, aggregate=True), DEV, host, HostLoad(0, 8, 8))
+    assert wider["split"]["deser_host"] > p["split"]["deser_host"] > host.deser_s
+
+
 def test_unsupported_plans_push_back_and_forced_placements_are_honoured():
     assert decide(_est(1e6, 0.5, supported=False), DEV, HOST).placement == "back"
     assert decide(_est(1e6, 0.01), DEV, HOST, placement="back").placement == "back"

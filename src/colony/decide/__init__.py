@@ -137,7 +137,9 @@ def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad
         sb = dev.predict_bytes(est.split_rows, est.split_width)
         out["split"] = {"deser": setup_dev, "exec": dev_exec[1],
                         "ser": dev.predict_ser(sb), "transfer": dev.predict_push(sb),
-                        "deser_host": host.deser_s, "wait": wait,
+                        # the host decodes each cut's result as it decodes pushed-back objects
+                        # (run_pushed), so the same calibrated model prices it
+                        "deser_host": host.predict_setup(est.split_rows, max(len(est.splits), 1)), "wait": wait,
                         "exec_host": host_exec[1],
                         "result": host.predict_transfer(hb), "bytes": sb}
     if load.slowdown > 1.0:      # other work on the host's cores stretches the host's part
