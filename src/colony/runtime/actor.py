@@ -60,13 +60,15 @@ RESULT_TTL_S = 600.0   # a large call result not fetched by then is dropped
 WARM_TIMEOUT_S = 20.0  # handler threads that have not all met by then are left as they are
 READY_TIMEOUT_S = 180.0  # a device that does not answer its first call by then failed to start
 
-def warm_devices(handles: Mapping[str, Any], k: int) -> list[str]:
+def warm_devices(handles: Mapping[str, Any], k: int, answered: bool = False) -> list[str]:
     """Warm every handler thread of these devices (``k`` each): ``k`` barrier-synchronized
     :meth:`DeviceActor.warm_threads` calls per device at once, sent once every device answers
     a ping (so a slow start cannot eat the warm-up's deadline and cancel its calls before
-    they run). The devices whose threads did not all meet."""
+    they run; ``answered``: the caller has just seen them answer). The devices whose threads
+    did not all meet."""
     names = list(handles)
-    resolve([handles[n].ping.remote() for n in names], READY_TIMEOUT_S, names)
+    if not answered:
+        resolve([handles[n].ping.remote() for n in names], READY_TIMEOUT_S, names)
     calls = [n for n in names for _ in range(k)]
     met = resolve([handles[n].warm_threads.remote(k) for n in calls], WARM_TIMEOUT_S + 10, calls)
     return sorted({n for n, ok in zip(calls, met) if not ok})

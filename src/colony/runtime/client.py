@@ -161,7 +161,8 @@ class Colony(RayPeers):
             names = list(self._actors)
             resolve([self._actors[n].ping.remote() for n in names], READY_TIMEOUT_S, names)
             # every handler thread of a new device warmed once, before any query pays for it
-            cold = warm_devices({n: self._actors[n] for n in self._created if n in self._actors}, rt.max_concurrency)
+            cold = warm_devices({n: self._actors[n] for n in self._created if n in self._actors}, rt.max_concurrency,
+                                answered=True)
             if cold:
                 log.warning("devices %s: not every handler thread could be warmed", cold)
         except Exception:
