@@ -75,6 +75,16 @@ def test_residuals_are_bounded_decay_and_flag_drift():
     assert m.predict_exec(_est().ops) == pytest.approx(base * np.exp(0.2 * np.log(1.5)))
 
 
+def test_a_query_no_operator_prices_still_corrects_the_device_wide_entry():
+    """A short calibration can fit the linear part to an intercept alone: no operator of a
+    query carries cost, and without a family such a device never corrected itself online."""
+    m = _models("nic", 1, 0.0)
+    assert m.family(_est().ops) == Residuals.GLOBAL
+    base = m.predict_exec(_est().ops)
+    m.residuals.update(m.family(_est().ops), base, 2.0 * base)
+    assert m.predict_exec(_est().ops) == pytest.approx(base * np.exp(0.2 * np.log(2.0)))
+
+
 def test_service_corrects_online_reports_it_and_bounds_its_queue():
     lc, link = _calibrated()
     c = QueryClient(link, "host")

@@ -477,7 +477,9 @@ class DeviceModels:
         else:
             top = max(share)
             if top <= 0:
-                return None
+                # the linear part prices none of this query's operators (an intercept-only fit
+                # of a short calibration): the device-wide entry still learns from it
+                return Residuals.GLOBAL
             dom = FEATURES[share.index(top)]      # the first largest, as argmax
         present = {i for i, v in enumerate(x) if v > 0}
         shape = ",".join(name for name, idx in _SHAPE if not present.isdisjoint(idx))
