@@ -520,7 +520,7 @@ class DeviceActor:
             # the link is part of what the device's calibrations are valid for: a new rate is a
             # new fingerprint, whose record (if any) prices the device from now on
             from colony.cost import suite as calibration
-            self.spec = replace(self.spec, link_gbps=gbps or None)
+            self.spec = replace(self.spec, link_gbps=self.links.gbps)    # the rate as the links keep it
             fp = fingerprint(self.spec)
             self.host.rekey(fp, calibration.record(self.spec.name, fp))
         else:

@@ -120,7 +120,6 @@ class QueryService(Service):
         self._running = 0                      # own queries executing now (device or host side)
         # in-process colonies share one process among all devices and the client: nothing to attribute
         self.cores = CoreLoad.shared() if ctx.own_process else None
-        self.stale = ""
         self._load_models()
 
     # -- models ----------------------------------------------------------------
