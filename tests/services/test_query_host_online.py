@@ -28,6 +28,22 @@ def test_calibration_reports_the_path_it_timed(colony):
         "worker process, objects copied per query"
 
 
+def test_the_record_keeps_the_runs_the_model_was_fitted_on(colony):
+    """A refit (another learner or selection rule) needs no new timing: the runs are in the record."""
+    import numpy as np
+
+    from colony.cost.models import FEATURES, fit_exec
+    rec = colony.host("nic0").ctx.calibration["query_runs"]
+    assert rec["features"] == list(FEATURES) and len(rec["ops"]) == len(rec["exec_s"]) == 12
+    runs = [{"ops": dict(zip(rec["features"], x)), "threads": t, "exec_s": y, "template": tid}
+            for x, t, y, tid in zip(rec["ops"], rec["threads"], rec["exec_s"], rec["template"])]
+    assert all(y > 0 for y in rec["exec_s"]) and all(isinstance(t, str) for t in rec["template"])
+    kept = colony.call("nic0", "query", "models_json")["report"]
+    _, report = fit_exec(runs, seed=kept["sizes"]["seed"])
+    assert report["kept"] == kept["kept"]
+    assert np.isclose(report[kept["kept"]]["log_err_mean"], kept[kept["kept"]]["log_err_mean"])
+
+
 def test_pushed_back_queries_correct_the_host_model_and_devices_adopt_it(colony):
     c = QueryClient(colony, "host")
     sql = "select particle_id & 15 as g, count(*), avg(vx) from particles where y < 0.7 group by g"

@@ -178,7 +178,7 @@ class QueryService(Service):
                 return pool.run(plan_bytes, objects, threads=threads, memory_limit=self.memory_limit,
                                 max_result_bytes=self.max_result_bytes, timeout_s=self.timeout_s, cache=cache)
         try:
-            models, _ = calibrate(self.ctx.name, self.ctx.threads, n_runs=n_runs, min_rows=min_rows,
+            models, runs = calibrate(self.ctx.name, self.ctx.threads, n_runs=n_runs, min_rows=min_rows,
                                   max_rows=max_rows, seed=seed, runner=runner)
         finally:
             if pool is not None:
@@ -190,7 +190,19 @@ class QueryService(Service):
         models.report["stretch"] = models.stretch
         self.models = models
         self._persist()
+        self._keep_runs(runs)
         return models.to_json()
+
+    def _keep_runs(self, runs: list[dict]) -> None:
+        """The timed runs the execution model was fitted on, in the record beside it: another
+        selection rule or learner can be refit and compared on them without timing anew."""
+        from colony.cost.models import FEATURES, _values
+        part = {"query_runs": {"features": list(FEATURES), "ops": [list(_values(r["ops"])) for r in runs],
+                               "threads": [r["threads"] for r in runs], "exec_s": [r["exec_s"] for r in runs],
+                               "template": [r.get("template") for r in runs]}}
+        self.ctx.calibration.update(part)
+        if self.models_dir:
+            suite.update(self.ctx.name, self.ctx.fingerprint, part, self.models_dir)
 
     @endpoint
     def models_json(self) -> dict | None:
