@@ -1,10 +1,8 @@
 """The kept learner: cross-validation folds hold out whole query templates, and the most
-structured learner within one standard error of the lowest mean log error is kept, so a
-small difference does not flip the choice between two calibrations of one device, and a
-learner with a low median but a few 20x misses does not win."""
+structured learner within one standard error of the lowest median error is kept, so a
+sub-point difference does not flip the choice between two calibrations of one device."""
 
 import numpy as np
-import pytest
 
 from colony.cost.models import _folds, _one_se, fit_exec, log_err
 from colony.query.estimate import OPS
@@ -39,26 +37,12 @@ def test_folds_hold_out_whole_templates_when_there_are_enough():
 
 def test_one_standard_error_rule_prefers_the_structured_learner_on_a_tie_only():
     rng = np.random.default_rng(1)
-    base = rng.uniform(0, 0.3, 240)
-    noise = rng.normal(0, 0.05, 240)
-    noise -= noise.mean()                     # ops: 0.002 worse on average, with 0.05 of scatter
-    tie = {"ops": base + 0.002 + noise, "nnls": base, "forest": base + 0.05}
+    base = rng.uniform(0, 30, 240)
+    tie = {"ops": base + rng.normal(0.8, 3, 240), "nnls": base, "forest": base + 5}
     kept, se = _one_se(tie, np.random.default_rng(2))
     assert kept == "ops" and se["ops"] > 0
-    clear = {"ops": base + 0.08, "nnls": base, "forest": base + 0.05}
+    clear = {"ops": base + 8, "nnls": base, "forest": base + 5}
     assert _one_se(clear, np.random.default_rng(2))[0] == "nnls"
-
-
-def test_a_low_median_with_heavy_tails_loses_to_a_learner_without_them():
-    rng = np.random.default_rng(3)
-    y = rng.uniform(1e-3, 1e-1, 240)
-    tailed = y * rng.uniform(0.95, 1.05, 240)          # within 5 % ...
-    tailed[:24] *= 20                                   # ... but a tenth priced 20x over
-    even = y * rng.uniform(0.85, 1.15, 240)             # within 15 %, everywhere
-    errs = {"ops": log_err(tailed, y), "forest": log_err(even, y)}
-    assert np.median(errs["ops"]) < np.median(errs["forest"])       # the median alone would keep ops
-    assert _one_se(errs, np.random.default_rng(4))[0] == "forest"
-    assert log_err(2 * y, y) == pytest.approx(log_err(y / 2, y))   # over and under alike
 
 
 def test_fit_exec_reports_the_rule_and_the_lowest_learner():
@@ -68,3 +52,9 @@ def test_fit_exec_reports_the_rule_and_the_lowest_learner():
     for name in ("ops", "nnls", "blend", "forest"):
         assert report[name]["se_vs_best"] >= 0 and report[name]["log_err_mean"] >= 0
     assert report["kept"] == "ops"          # the data is exactly the per-operator shape
+
+
+def test_the_log_error_reported_beside_the_median_is_symmetric():
+    y = np.array([1e-3, 1e-2, 1e-1])
+    assert np.allclose(log_err(2 * y, y), log_err(y / 2, y)) and np.allclose(log_err(2 * y, y), np.log(2))
+    assert np.all(log_err(y, y) == 0)
