@@ -345,9 +345,14 @@ class Residuals:
     predicted cost), an exponentially decaying mean of log(actual / predicted) execution time,
     bounded to [1/bound, bound], on top of a device-wide one (key ``*``) that every execution
     family updates: what slows the whole device (other work on its cores) is learnt from every
-    query, so a family it has not run yet starts corrected too. Families named ``total:...``
-    (end-to-end, per placement) stand alone. ``drift`` flags an entry whose correction stays
-    beyond ``drift_at`` after ``min_n`` queries: the calibration no longer describes the device."""
+    query, so a family it has not run yet starts corrected too. A family of a role
+    (``split:...``, ``back:...``, see :meth:`DeviceModels.family`) also updates its role's
+    entry (``split:*``): a bias of the role itself (a split's upper part over partial results,
+    a shape calibration never times, ran 0.6-0.7x its price on every TPC-H query of run 31,
+    each a shape of its own) is learnt from every query of the role, not per shape. Families
+    named ``total:...`` (end-to-end, per placement) stand alone. ``drift`` flags an entry whose
+    correction stays beyond ``drift_at`` after ``min_n`` queries: the calibration no longer
+    describes the device."""
 
     alpha: float = 0.2
     bound: float = 2.0
@@ -359,18 +364,26 @@ class Residuals:
 
     GLOBAL = "*"
 
-    def _keys(self, family: str) -> list[str]:
-        return [family] if family.startswith("total:") or family == self.GLOBAL else [self.GLOBAL, family]
+    def _keys(self, family: str) -> tuple:
+        """(entry, share of each step) the family reads and updates: shares sum to 1, so one
+        step moves the family's factor by ``alpha`` times its residual however many it has."""
+        role, sep, _ = family.partition(":")
+        if role == "total" or family == self.GLOBAL:
+            return ((family, 1.0),)
+        if sep:
+            return (self.GLOBAL, self.share / 2), (f"{role}:*", self.share / 2), (family, 1.0 - self.share)
+        return (self.GLOBAL, self.share), (family, 1.0 - self.share)
 
     def factor(self, family: str | None) -> float:
         if not family:
             return 1.0
-        st = self.state
-        own = st.get(family)
-        dev = None if family.startswith("total:") or family == self.GLOBAL else st.get(self.GLOBAL)
-        if own is None and dev is None:
+        st, lg = self.state, 0.0
+        for k, _ in self._keys(family):
+            e = st.get(k)
+            if e is not None:
+                lg += e["log"]
+        if not lg:
             return 1.0
-        lg = (dev["log"] if dev is not None else 0) + (own["log"] if own is not None else 0)
         lim = self._lim()
         return math.exp(min(max(lg, -lim), lim))
 
@@ -383,16 +396,14 @@ class Residuals:
         if predicted <= 0 or actual <= 0 or not family:
             return
         r = float(np.log(actual / predicted))       # predicted already carries the current factor
-        keys = self._keys(family)
         lim = float(np.log(self.bound))
-        for k in keys:
-            w = 1.0 if len(keys) == 1 else (self.share if k == self.GLOBAL else 1.0 - self.share)
+        for k, w in self._keys(family):
             st = self.state.pop(k, None) or {"log": 0.0, "n": 0}
             self.state[k] = st                        # most recently updated last
             st["log"] = float(np.clip(st["log"] + self.alpha * w * r, -lim, lim))
             st["n"] += 1
         while len(self.state) > self.max_entries:     # one entry per query shape: bounded, oldest go
-            del self.state[next(k for k in self.state if k != self.GLOBAL)]
+            del self.state[next(k for k in self.state if k != self.GLOBAL and not k.endswith(":*"))]
 
     def drifted(self) -> list[str]:
         lim = float(np.log(self.drift_at))
