@@ -348,8 +348,8 @@ class Residuals:
     query, so a family it has not run yet starts corrected too. A family of a role
     (``split:...``, ``back:...``, see :meth:`DeviceModels.family`) also updates its role's
     entry (``split:*``): a bias of the role itself (a split's upper part over partial results,
-    a shape calibration never times, ran 0.6-0.7x its price on every TPC-H query of run 31,
-    each a shape of its own) is learnt from every query of the role, not per shape. Families
+    a shape calibration never times, took 1.3-1.7x its price on TPC-H in runs 31-33, each query
+    a shape of its own) is learnt from every query of the role, not per shape. Families
     named ``total:...`` (end-to-end, per placement) stand alone. ``drift`` flags an entry whose
     correction stays beyond ``drift_at`` after ``min_n`` queries: the calibration no longer
     describes the device."""
@@ -674,7 +674,7 @@ def _one_se(errs: dict, rng, boot: int = 200) -> tuple[str, dict]:
     weighs the linear learners' few 10-20x misses on held-out calibration templates, and
     kept the forest on both devices of run 32; on the benchmark's held-out families the
     forest then did no better than the per-operator model at 300k rows and worse at 1M
-    (docs/query.md, "Run 32")."""
+    (docs/query.md, "Runs 32-33")."""
     best = min(errs, key=lambda k: float(np.median(errs[k])))
     n = len(errs[best])
     idx = rng.integers(0, n, size=(boot, n))
@@ -703,8 +703,7 @@ def fit_exec(runs: list[dict], folds: int = 5, seed: int = 0) -> tuple[object, d
     y = np.array([r["exec_s"] for r in runs], float)
     fold, how = _folds(runs, folds, rng)
     report: dict = {"selection": f"{how}; the most structured learner ({' > '.join(PREFERENCE)}) within one "
-                                 "standard error of the lowest median APE kept",
-                    "runs": int(len(y))}
+                                 "standard error of the lowest median APE kept", "runs": int(len(y))}
     rows = X[:, FEATURES.index("rows")]
     large = rows >= 0.25 * rows.max()          # the top of the calibrated sizes, where big queries sit
     errs_all, preds = {}, {}

@@ -179,7 +179,7 @@ class QueryService(Service):
                                 max_result_bytes=self.max_result_bytes, timeout_s=self.timeout_s, cache=cache)
         try:
             models, runs = calibrate(self.ctx.name, self.ctx.threads, n_runs=n_runs, min_rows=min_rows,
-                                  max_rows=max_rows, seed=seed, runner=runner)
+                                     max_rows=max_rows, seed=seed, runner=runner)
         finally:
             if pool is not None:
                 pool.close()
