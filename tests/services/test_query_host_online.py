@@ -32,11 +32,11 @@ def test_the_record_keeps_the_runs_the_model_was_fitted_on(colony):
     """A refit (another learner or selection rule) needs no new timing: the runs are in the record."""
     import numpy as np
 
+    from colony.cost.calibrate import runs_from_record
     from colony.cost.models import FEATURES, fit_exec
     rec = colony.host("nic0").ctx.calibration["query_runs"]
     assert rec["features"] == list(FEATURES) and len(rec["ops"]) == len(rec["exec_s"]) == 12
-    runs = [{"ops": dict(zip(rec["features"], x)), "threads": t, "exec_s": y, "template": tid}
-            for x, t, y, tid in zip(rec["ops"], rec["threads"], rec["exec_s"], rec["template"])]
+    runs = runs_from_record(rec)
     assert all(y > 0 for y in rec["exec_s"]) and all(isinstance(t, str) for t in rec["template"])
     kept = colony.call("nic0", "query", "models_json")["report"]
     _, report = fit_exec(runs, seed=kept["sizes"]["seed"])

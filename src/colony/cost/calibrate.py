@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from colony import codec
-from colony.cost.models import DeviceModels, LinearModel, fit_exec_both
+from colony.cost.models import FEATURES, DeviceModels, LinearModel, _values, fit_exec_both
 from colony.data import tpch, uniform
 from colony.query import plan as qplan
 from colony.query.estimate import estimate
@@ -196,6 +196,21 @@ def calibrate(device: str, threads: int, n_runs: int = 120, min_rows: int = 20_0
         models.link, lrep = calibrate_link(fetch, link_sizes)
         models.report["link"] = lrep
     return models, runs
+
+
+def runs_to_record(runs: list[dict]) -> dict:
+    """The execution runs of :func:`calibrate` as record data (``query_runs``): what the kept
+    learner was fitted on, so another selection rule or learner can be refit and compared
+    without timing anew."""
+    return {"features": list(FEATURES), "ops": [list(_values(r["ops"])) for r in runs],
+            "threads": [r["threads"] for r in runs], "exec_s": [r["exec_s"] for r in runs],
+            "template": [r.get("template") for r in runs]}
+
+
+def runs_from_record(rec: dict) -> list[dict]:
+    """:func:`runs_to_record`'s runs back, as :func:`~colony.cost.models.fit_exec` takes them."""
+    return [{"ops": dict(zip(rec["features"], x)), "threads": t, "exec_s": y, "template": tid}
+            for x, t, y, tid in zip(rec["ops"], rec["threads"], rec["exec_s"], rec["template"])]
 
 
 def calibration_tables(n_runs: int, min_rows: int, max_rows: int, seed: int, rng) -> dict:

@@ -146,19 +146,19 @@ class QueryService(Service):
         with self._lock:
             self._load_models()
 
-    def _persist(self) -> None:
-        """Keep the models in the device's one calibration record (with the suite, under the
-        runtime's fingerprint), in memory and on disk."""
+    def _persist(self, **parts) -> None:
+        """Keep the models (and ``parts``, other record entries) in the device's one calibration
+        record (with the suite, under the runtime's fingerprint), in memory and on disk."""
         if self.models is None:
             return
-        models = self.models.to_json()
+        parts["query"] = self.models.to_json()
         cal = self.ctx.calibration
         if cal.get("fingerprint") != self.ctx.fingerprint:
             cal.clear()                       # a stale record goes whole
         cal.pop("stale", None)
-        cal.update(query=models, fingerprint=self.ctx.fingerprint)
+        cal.update(parts, fingerprint=self.ctx.fingerprint)
         if self.models_dir:
-            suite.update(self.ctx.name, self.ctx.fingerprint, {"query": models}, self.models_dir)
+            suite.update(self.ctx.name, self.ctx.fingerprint, parts, self.models_dir)
 
     @endpoint
     def calibrate(self, n_runs: int = 120, min_rows: int = 20_000, max_rows: int = 400_000, seed: int = 0) -> dict:
@@ -167,7 +167,7 @@ class QueryService(Service):
         Timed through the path this device's queries take: with ``isolate`` a worker process
         per query (objects cached in shared memory as a device's stored objects are; uncached
         on the host, which runs what devices hand back), else in process."""
-        from colony.cost.calibrate import calibrate
+        from colony.cost.calibrate import calibrate, runs_to_record
         links = (self.models.link, self.models.link_host) if self.models else (None, None)
         pool = WorkerPool(keep=1, prestart=False) if self.isolate else None
         runner = None
@@ -189,20 +189,8 @@ class QueryService(Service):
         models.stretch = max(1.0, self._idle_stretch())          # the load it was calibrated under
         models.report["stretch"] = models.stretch
         self.models = models
-        self._persist()
-        self._keep_runs(runs)
+        self._persist(query_runs=runs_to_record(runs))      # one write: the models and their runs
         return models.to_json()
-
-    def _keep_runs(self, runs: list[dict]) -> None:
-        """The timed runs the execution model was fitted on, in the record beside it: another
-        selection rule or learner can be refit and compared on them without timing anew."""
-        from colony.cost.models import FEATURES, _values
-        part = {"query_runs": {"features": list(FEATURES), "ops": [list(_values(r["ops"])) for r in runs],
-                               "threads": [r["threads"] for r in runs], "exec_s": [r["exec_s"] for r in runs],
-                               "template": [r.get("template") for r in runs]}}
-        self.ctx.calibration.update(part)
-        if self.models_dir:
-            suite.update(self.ctx.name, self.ctx.fingerprint, part, self.models_dir)
 
     @endpoint
     def models_json(self) -> dict | None:
