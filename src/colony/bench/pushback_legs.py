@@ -3,9 +3,11 @@
 The demo's "wide filter" (400k particles on a SmartNIC paced at 8 Gbit/s, a 380k-row,
 27 MB result) forced down and back in interleaved rounds. Per run: the client's total,
 the device's round trip to the host (``to_host``: raw objects in, the host's decode and
-execution, its answer back), the host's own decode and execution, the device's total and
-what the client waited beyond it (``transfer``: the answer's way to the client), and the
-bytes and paced seconds every link direction counted. Medians per placement in ``summary``.
+execution, its answer back), the host's own decode and execution, the device's total, the
+terms the prediction has (``transfer``: forced down, the result's way to the client; pushed
+back, the device -> host handover, ``to_host`` less the host's own run; ``result``: the
+answer's way on from the device to the client), and the bytes and paced seconds every link
+direction counted. Medians per placement in ``summary``.
 
     flock /tmp/colony-heavy.lock python -m colony.bench.pushback_legs --json OUT
 """
@@ -55,7 +57,8 @@ def run(rows: int = 400_000, rounds: int = 5, link_gbps: float = 8.0, seed: int 
                 runs[pl].append({"wall_s": wall, "rows": r.table.num_rows, "result_bytes": r.table.nbytes,
                                  "actual": r.actual, "links": moved})
         summary = {pl: {k: statistics.median(x["actual"].get(k, 0.0) for x in rs)
-                        for k in ("total", "to_host", "exec_host", "deser_host", "device_total", "transfer", "exec")}
+                        for k in ("total", "to_host", "exec_host", "deser_host", "device_total", "transfer", "result",
+                                  "exec")}
                    for pl, rs in runs.items()}
         return {"sql": SQL, "rows": rows, "rounds": rounds, "link_gbps": link_gbps, "summary": summary,
                 "runs": runs, "machine": describe()}

@@ -86,6 +86,17 @@ class Cancels:
             return set(self._active.get(query_id, ()))
 
 
+def _hosted_legs(act: dict, hosted: dict, back_leg: float) -> dict:
+    """The measured legs of a placement the host ran for the device, under the names of the
+    predicted terms they compare with: ``transfer`` is the device -> host handover (the push of
+    the objects or cut results over the device's link, with the relay's call and the host's
+    answer coming back to the device: what the device waited beyond the host's own run);
+    ``result`` is the answer's way on from the device to the client. Before, ``transfer`` was
+    that last leg, and a term table set it beside the predicted push."""
+    handover = act.get("to_host", 0.0) - float(hosted.get("host_total", 0.0))
+    return {"transfer": max(0.0, handover), "result": back_leg}
+
+
 class QueryClient:
     """Runs SQL over tables bound to pool/key patterns in a colony."""
 
@@ -219,13 +230,14 @@ class QueryClient:
                              feedback=self._feedback.pop(dev, None), query_id=qid)
         call_s = time.perf_counter() - t0
         act = dict(r["actual"])
-        act["transfer"] = max(0.0, call_s - act.get("device_total", 0.0))
+        act["transfer"] = max(0.0, call_s - act.get("device_total", 0.0))    # device -> client, and the call
         pl = r["decision"]["placement"]
         if "hosted" in r:                          # the device handed its objects to the host itself
             h = r["hosted"]
             table = h["result"]
             act.update(deser_host=h["deser_host"], exec_host=h["exec_host"], host_threads=h["threads"],
                        wait=max(0.0, h.get("queued_s", 0.0)))
+            act.update(_hosted_legs(act, h, act["transfer"]))
         elif pl == "down":
             t0 = time.perf_counter()
             table = codec.unpack(r["result"], verify=False)[0]
