@@ -73,8 +73,14 @@ def test_query_file_runner_survives_anything(tmp_path):
     assert len(ok) == 2
     for r in ok:
         assert r["oracle"] in r["actual"] and r["regret"] >= 0 and r["rows"] >= 0
+        # the execution terms' own repeat error, beside the total's: the floor of the exec targets
+        assert set(r["exec_repeat_err"]) == {"down", "back"} and min(r["exec_repeat_err"].values()) >= 0
     s = summarize(recs)
     assert s["errors"] == 1 and s["auto_over_oracle"] > 0
+    floor = s["prediction_error"]["all"]["exec_noise_pct"]
+    assert floor["all"]["n"] == 2 * len(ok) and floor["down"]["n"] == len(ok)
+    assert floor["all"]["median"] == pytest.approx(float(np.median([v for r in ok
+                                                                  for v in r["exec_repeat_err"].values()])))
 
 
 def test_query_demo_writes_a_figure(tmp_path):

@@ -81,16 +81,17 @@ def render(path: str) -> str:
     cal = d.get("calibration") or {}
     if cal or d.get("calibration_report"):
         out += [_calibration(cal, d.get("calibration_report") or {}), ""]
-    out += ["| families | exec err median | exec err p90 | total err down (median / p90) | back | split |",
-            "|---|---|---|---|---|---|"]
+    out += ["| families | exec err median | exec err p90 | exec noise floor (median / p90) | "
+            "total err down (median / p90) | back | split |", "|---|---|---|---|---|---|---|"]
     for g, p in (s.get("prediction_error") or {}).items():
-        t = p["total_pct"]
+        t, nz = p["total_pct"], (p.get("exec_noise_pct") or {}).get("all")
         out.append(f"| {g} | {_pct(p['exec_pct']['all'])} | {_pct(p['exec_pct']['all'], 'p90')} | "
+                   f"{_pct(nz)} / {_pct(nz, 'p90')} | "
                    f"{_pct(t.get('down'))} / {_pct(t.get('down'), 'p90')} | {_pct(t.get('back'))} / "
                    f"{_pct(t.get('back'), 'p90')} | {_pct(t.get('split'))} / {_pct(t.get('split'), 'p90')} |")
         c = p.get("total_pct_cold")
         if c:       # the first (cold) decision's prediction against the same warm runs
-            out.append(f"| {g}, cold first decision | | | {_pct(c.get('down'))} / {_pct(c.get('down'), 'p90')} | "
+            out.append(f"| {g}, cold first decision | | | | {_pct(c.get('down'))} / {_pct(c.get('down'), 'p90')} | "
                        f"{_pct(c.get('back'))} / {_pct(c.get('back'), 'p90')} | {_pct(c.get('split'))} / "
                        f"{_pct(c.get('split'), 'p90')} |")
     if s.get("families"):
