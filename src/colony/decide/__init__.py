@@ -196,6 +196,22 @@ def device_work(terms: dict) -> float:
     return float(sum(terms.get(k, 0.0) for k in ("deser", "exec", "ser", "transfer")))
 
 
+def loaded_exec(terms: dict, key: str = "exec") -> float:
+    """A placement's predicted execution (``exec`` on the device, ``exec_host`` on the host)
+    under the load its decision priced: the term times the stretch its contention term
+    carries (``contention = device_work * (stretch - 1)``, ``contention_host = host_work *
+    (stretch - 1)``). What a measured execution, which ran under that load, compares with:
+    the online correction learns from this, so a slowdown the stretch already prices is not
+    learnt a second time (a device 1.5x loaded was priced 1.5 x 1.5 = 2.25x), and a stretch
+    reading that over- or under-states what the queries feel is corrected like any model error."""
+    x = float(terms.get(key, 0.0))
+    if key == "exec_host":
+        work, extra = host_work(terms), float(terms.get("contention_host", 0.0))
+    else:
+        work, extra = device_work(terms), float(terms.get("contention", 0.0))
+    return x * (1.0 + extra / work) if work > 0 and extra > 0 else x
+
+
 def host_slack(pred: dict, placement: str) -> float:
     """The host wait at which ``placement`` stops beating staying down: the most queueing a
     push-back decided now can meet on the host and still be the right choice."""

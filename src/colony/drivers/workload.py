@@ -12,6 +12,7 @@ from typing import Callable
 
 import numpy as np
 
+from colony.decide import loaded_exec
 from colony.drivers.query import QueryClient
 
 PLACEMENTS = ("down", "back", "split")
@@ -116,7 +117,9 @@ def run_one(client: QueryClient, sql: str, repeats: int = 3) -> dict:
         rec["total_err"] = {pl: _ape(rec["predicted"][pl], actual[pl]) for pl in actual if pl in rec["predicted"]}
         rec["total_err_cold"] = {pl: _ape(rec["predicted_cold"][pl], actual[pl]) for pl in actual
                                  if pl in rec["predicted_cold"]}
-        rec["exec_err"] = {pl: _ape(pt[pl][k], terms[pl][k]) for pl, k in EXEC_TERM.items()
+        # the execution priced under the load the decision saw (its share of the contention
+        # term): the measured one ran under that load
+        rec["exec_err"] = {pl: _ape(loaded_exec(pt[pl], k), terms[pl][k]) for pl, k in EXEC_TERM.items()
                            if pl in pt and terms.get(pl, {}).get(k)}
     except Exception as e:  # noqa: BLE001 - report per query, keep going
         rec["error"] = f"{type(e).__name__}: {str(e)[:300]}"

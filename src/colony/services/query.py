@@ -28,7 +28,8 @@ import pyarrow as pa
 from colony import codec
 from colony.cost import suite
 from colony.cost.models import DeviceModels
-from colony.decide import Decision, DeviceLoad, HostLoad, StormPolicy, decide, device_work, host_slack, host_work
+from colony.decide import (Decision, DeviceLoad, HostLoad, StormPolicy, decide, device_work, host_slack, host_work,
+                           loaded_exec)
 from colony.errors import (BadPlan, DeviceBusy, InvalidArgument, ObjectLost, QueryCancelled, QueryError,
                            StaleCalibration, UnknownTable)
 from colony.query import plan as qplan
@@ -636,8 +637,8 @@ class QueryService(Service):
             if learn and self.models is not None and pred and est.supported:     # online correction
                 ops = est.split_ops if dec.placement == "split" else est.ops
                 fam = self.models.family(ops)
-                if fam:
-                    self.models.residuals.update(fam, pred["exec"], act["exec"])
+                if fam:       # against the price under the load it was decided with (loaded_exec)
+                    self.models.residuals.update(fam, loaded_exec(pred), act["exec"])
         act["device_total"] = time.perf_counter() - t_start
         return out
 
@@ -647,7 +648,7 @@ class QueryService(Service):
         pred = (dec.predicted or {}).get(placement)
         if self.host_models is None or not pred or not ops or "exec_host" not in pred:
             return None
-        return {"exec_host": float(pred["exec_host"]), "family": self.host_models.family(ops, role=placement),
+        return {"exec_host": loaded_exec(pred, "exec_host"), "family": self.host_models.family(ops, role=placement),
                 "host_s": host_work(pred)}
 
     def _adopt_host_residuals(self, hosted) -> None:
