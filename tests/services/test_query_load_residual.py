@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 from colony.config.builders import devices as devices_config
+from colony.cost.models import DeviceModels, LinearModel, NNLSExec
 from colony.data import uniform
 from colony.decide import device_work, loaded_exec
 from colony.drivers.query import QueryClient, calibrate_colony
+from colony.query.estimate import OPS
 from colony.query.plan import TableSpec
 from colony.runtime.local import LocalColony
 
@@ -35,25 +37,38 @@ def test_loaded_exec_is_the_execution_share_of_the_contention():
     assert loaded_exec({"exec": 6.0}) == 6.0                           # no load priced: the term itself
 
 
+def _models(name: str, threads: int, per_row: float) -> DeviceModels:
+    """Execution priced per input row, nothing else: the test sets what the query costs."""
+    coef = [0.0] * len(OPS)
+    coef[OPS.index("rows")] = per_row
+    return DeviceModels(device=name, threads=threads, exec=NNLSExec(coef=coef, intercept=0.0, serial=0.0),
+                        ser_time=LinearModel(1e-5, 1e-9), ser_bytes=LinearModel(500, 1.0), deser_s=1e-5,
+                        link=LinearModel(5e-5, 1e-10))
+
+
 def test_a_stretch_the_queries_do_not_feel_is_corrected_not_added():
+    rows = 100_000
     lc = LocalColony(devices_config({"host": {"role": "host", "threads": 2, "services": {"query": {}}},
                                      "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {}},
                                               "pools": ["particles"]}}))
-    lc.store("nic0").put("particles", "o0", uniform(40_000, seed=5))
+    lc.store("nic0").put("particles", "o0", uniform(rows, seed=5))
     svc = lc.host("nic0").services["query"]
     svc.cores = _Cores(1.0)
-    calibrate_colony(lc, "host", n_runs=12, max_rows=40_000)
+    svc.models, svc.host_models = _models("nic0", 1, 1e-7), _models("host", 2, 1e-7)
     client = QueryClient(lc, "host", {"particles": TableSpec("particles", "particles")})
     sql = "select particle_id & 7 as g, count(*), sum(vx) from particles where x < 0.6 group by g"
-    # the sampler now reads 1.8x, but nothing else runs: the queries take what they took
-    svc.cores.stretch = 1.8
+    took = float(np.median([client.query(sql, "down").actual["exec"] for _ in range(7)]))
+    svc.models = _models("nic0", 1, took / rows)      # priced at what it takes, no correction yet
+    # the sampler now reads 1.6x, but nothing else runs: the queries take what they took
+    svc.cores.stretch = 1.6
     runs = [client.query(sql, "down") for _ in range(16)]
-    assert all(r.decision["load"]["device"]["slowdown"] == pytest.approx(1.8) for r in runs)
+    assert all(r.decision["load"]["device"]["slowdown"] == pytest.approx(1.6) for r in runs)
     last = runs[-6:]
-    priced = np.median([loaded_exec(r.decision["predicted"]["down"]) for r in last])
-    measured = np.median([r.actual["exec"] for r in last])
-    # learnt against exec x 1.8, the correction brings the loaded price back to what ran;
-    # learnt against exec alone (before), it stayed at what ran and the stretch added 1.8x on top
-    assert 0.7 < priced / measured < 1.4
-    bare = np.median([r.decision["predicted"]["down"]["exec"] for r in last])
-    assert bare / measured < 0.8                 # the execution term itself carries the correction
+    measured = float(np.median([r.actual["exec"] for r in last]))
+    priced = float(np.median([loaded_exec(r.decision["predicted"]["down"]) for r in last]))
+    fam = svc.models.family(last[-1].decision["estimate"]["ops"])
+    # learnt against exec x 1.6, the correction takes the stretch back out (1 / 1.6 = 0.62) and
+    # the loaded price stays at what ran; learnt against exec alone (before), the factor stayed
+    # near 1 and the stretch priced 1.6x what ran
+    assert svc.models.residuals.factor(fam) < 0.8
+    assert 0.7 < priced / measured < 1.3
