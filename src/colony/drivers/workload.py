@@ -101,12 +101,10 @@ def run_one(client: QueryClient, sql: str, repeats: int = 3) -> dict:
                     vals = [r.actual[k] for r in rs if isinstance(r.actual.get(k), (int, float))]
                     if len(vals) == len(rs):
                         terms[pl][k] = float(np.median(vals))
+                        if k == EXEC_TERM.get(pl) and len(vals) >= 3 and min(vals) > 0:
+                            exec_noise[pl] = _ape(vals[0], float(np.median(vals[1:])))
             if len(tot) >= 3:
                 noise[pl] = _ape(tot[0], float(np.median(tot[1:])))
-            term = EXEC_TERM.get(pl)
-            ex = [r.actual.get(term) for r in rs] if term else []
-            if len(ex) >= 3 and all(isinstance(v, (int, float)) and v > 0 for v in ex):
-                exec_noise[pl] = _ape(ex[0], float(np.median(ex[1:])))
         rec.update(actual=actual, actual_terms=terms, rows=rows, repeat_err=noise, exec_repeat_err=exec_noise,
                    runs_s={pl: [r.actual["total"] for r in rs] for pl, rs in runs.items()})
         oracle = min(actual, key=actual.get)
