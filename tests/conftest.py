@@ -73,6 +73,26 @@ def clk():
     return FakeClock()
 
 
+class FixedCores:
+    """A core-load reading fixed by the test (the real sampler, ``colony.services.cpu.CoreLoad``,
+    measures the machine); set ``stretch`` to change it."""
+
+    def __init__(self, stretch: float = 1.0) -> None:
+        self.stretch = stretch
+
+    def slowdown(self, own: float = 0.0) -> float:
+        return self.stretch
+
+    def settled(self, own: float = 0.0) -> float:
+        return self.stretch
+
+
+@pytest.fixture
+def cores():
+    """A :class:`FixedCores` at stretch 1.0, to put on a service as its ``cores``."""
+    return FixedCores()
+
+
 @pytest.fixture
 def colony_mount():
     """``mount(mnt, *argv)`` runs ``colony *argv`` (a FUSE mount command serving ``mnt``) in a

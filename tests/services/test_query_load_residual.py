@@ -15,19 +15,6 @@ from colony.query.plan import TableSpec
 from colony.runtime.local import LocalColony
 
 
-class _Cores:
-    """A core-load reading fixed by the test (the real sampler measures the machine)."""
-
-    def __init__(self, stretch: float) -> None:
-        self.stretch = stretch
-
-    def slowdown(self, own: float = 0.0) -> float:
-        return self.stretch
-
-    def settled(self, own: float = 0.0) -> float:
-        return self.stretch
-
-
 def test_loaded_exec_is_the_execution_share_of_the_contention():
     down = {"deser": 1.0, "exec": 6.0, "ser": 1.0, "transfer": 2.0, "contention": 5.0}   # stretch 1.5
     assert loaded_exec(down) == pytest.approx(9.0)
@@ -46,14 +33,14 @@ def _models(name: str, threads: int, per_row: float) -> DeviceModels:
                         link=LinearModel(5e-5, 1e-10))
 
 
-def test_a_stretch_the_queries_do_not_feel_is_corrected_not_added():
+def test_a_stretch_the_queries_do_not_feel_is_corrected_not_added(cores):
     rows = 100_000
     lc = LocalColony(devices_config({"host": {"role": "host", "threads": 2, "services": {"query": {}}},
                                      "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {}},
                                               "pools": ["particles"]}}))
     lc.store("nic0").put("particles", "o0", uniform(rows, seed=5))
     svc = lc.host("nic0").services["query"]
-    svc.cores = _Cores(1.0)
+    svc.cores = cores
     svc.models, svc.host_models = _models("nic0", 1, 1e-7), _models("host", 2, 1e-7)
     client = QueryClient(lc, "host", {"particles": TableSpec("particles", "particles")})
     sql = "select particle_id & 7 as g, count(*), sum(vx) from particles where x < 0.6 group by g"

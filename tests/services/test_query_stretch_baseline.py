@@ -12,26 +12,14 @@ from colony.runtime.local import LocalColony
 from colony.services.cpu import CoreLoad
 
 
-class _Cores:
-    """A core-load reading fixed by the test (the real sampler measures the machine)."""
-
-    def __init__(self, stretch: float) -> None:
-        self.stretch = stretch
-
-    def slowdown(self, own: float = 0.0) -> float:
-        return self.stretch
-
-    def settled(self, own: float = 0.0) -> float:
-        return self.stretch
-
-
-def test_contention_is_relative_to_the_calibration_load():
+def test_contention_is_relative_to_the_calibration_load(cores):
     lc = LocalColony(devices_config({"host": {"role": "host", "threads": 2, "services": {"query": {}}},
                                      "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {}},
                                               "pools": ["particles"]}}))
     lc.store("nic0").put("particles", "o0", uniform(10_000, seed=2))
     svc = lc.host("nic0").services["query"]
-    svc.cores = _Cores(2.0)                             # calibrated while the machine was 2x busy
+    cores.stretch = 2.0                                 # calibrated while the machine was 2x busy
+    svc.cores = cores
     calibrate_colony(lc, "host", n_runs=8, max_rows=10_000)
     models = DeviceModels.from_json(lc.call("nic0", "query", "models_json"))
     assert models.stretch == 2.0 and models.report["stretch"] == 2.0
