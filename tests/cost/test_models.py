@@ -51,6 +51,12 @@ def test_forest_json_predicts_like_sklearn():
     assert np.allclose(f.predict(X, T), want, rtol=1e-9)
     g = ForestExec(trees=f.trees)             # from its JSON form, one op vector at a time (a decision)
     assert np.allclose([g.predict(X[i], T[i])[0] for i in range(len(X))], want, rtol=1e-9)
+    # the plain-Python walk a decision takes: the same leaves, including a value on a threshold
+    assert np.allclose([g.predict_one(tuple(X[i]), T[i]) for i in range(len(X))], want, rtol=1e-9)
+    node = next(i for i, f in enumerate(f.trees[0]["feature"]) if f >= 0 and f < X.shape[1])
+    x = X[0].copy()
+    x[f.trees[0]["feature"][node]] = np.expm1(f.trees[0]["threshold"][node])
+    assert g.predict_one(tuple(x), T[0]) == pytest.approx(float(g.predict(x, T[0])[0]), rel=1e-12)
 
 
 def test_linear_model_and_json_roundtrip(tmp_path):
@@ -114,7 +120,7 @@ def test_cross_validated_blend_error_is_that_of_blends_fitted_per_fold():
     assert report["blend"]["ape_median"] == pytest.approx(float(np.median(ape(pred, y))), rel=1e-9)
 
 
-def test_a_kept_blend_prices_one_walk_per_decision_and_extrapolates_linearly():
+def test_a_kept_blend_prices_each_vector_as_its_batch_prediction_and_extrapolates_linearly():
     runs = _runs(150, 4)
     X, T, y = _xty(runs)
     b = BlendExec.fit(X, T, y, seed=0)

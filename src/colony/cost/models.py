@@ -216,6 +216,10 @@ class ForestExec:
             depth = max(depth, d)
         self._child, self._fidx, self._thr, self._val = child, fidx, thr, val
         self._roots, self._depth = np.arange(len(arrays), dtype=np.int64) * n, depth
+        # the same nodes as plain lists, for one vector's walk (a decision's): a leaf's feature
+        # is -1, and a leaf's value is its log-seconds
+        self._lists = (child.tolist(), np.where(thr == np.inf, -1, fidx).tolist(), thr.tolist(), val.tolist(),
+                       self._roots.tolist())
 
     def predict(self, X, threads) -> np.ndarray:
         F = self._feat(np.atleast_2d(X), np.atleast_1d(threads))
@@ -226,6 +230,22 @@ class ForestExec:
         for _ in range(self._depth):
             node = self._child[2 * node + (flat[row + self._fidx[node]] <= self._thr[node])]
         return np.exp(self._val[node].mean(axis=1))
+
+    def predict_one(self, x: tuple, threads: float) -> float:
+        """One vector's prediction, walked in plain Python: a decision prices one or two
+        vectors, and the vector walk's numpy calls (cold, in a device that just ran a query)
+        cost ~6x this loop; equal to :meth:`predict` on the same vector."""
+        child, fidx, thr, val, roots = self._lists
+        f = [math.log1p(v) for v in x]
+        f.append(float(threads))
+        s = 0.0
+        for n in roots:
+            k = fidx[n]
+            while k >= 0:
+                n = child[2 * n + (f[k] <= thr[n])]
+                k = fidx[n]
+            s += val[n]
+        return math.exp(s / len(roots))
 
     def to_json(self) -> dict:
         return {"kind": "forest", "trees": self.trees}
@@ -252,6 +272,9 @@ class BlendExec:
 
     def predict(self, X, threads) -> np.ndarray:
         return self.combine(self.linear.predict(X, threads), self.forest.predict(X, threads))
+
+    def predict_one(self, x: tuple, threads: float) -> float:
+        return math.sqrt(max(self.linear.predict_one(x, threads), 1e-7) * max(self.forest.predict_one(x, threads), 1e-7))
 
     def to_json(self) -> dict:
         return {"kind": "blend", "linear": self.linear.to_json(), "forest": self.forest.to_json()}
@@ -527,17 +550,14 @@ class DeviceModels:
 
         Kept learner inside the calibrated sizes; a forest cannot extrapolate, so larger
         inputs than calibration saw are priced by the linear (NNLS) model. Corrected online
-        by the entry of the op vector's shape (and ``role``, see :meth:`family`). Every
-        forest-priced vector goes through one walk of the forest: a decision prices a
-        placement's lower and upper parts, and the walk's per-call cost, not its width, is
-        what a decision pays (estimation overhead).
+        by the entry of the op vector's shape (and ``role``, see :meth:`family`). Each vector is
+        priced by the learner's scalar path (``predict_one``): a decision prices a handful,
+        and numpy's per-call cost was most of it (estimation overhead).
 
         ``runs``: ``ops`` is the sum of that many plans run one after another (a split's
         cuts, each its own execution), so each after the first adds the per-run cost."""
-        xs, ts, raw, walk = [], [], [], []
-        blend = isinstance(self.exec, BlendExec)
-        forest = self.exec.forest if blend else self.exec
-        for i, (ops, threads, _role, _runs) in enumerate(items):
+        xs, raw = [], []
+        for ops, threads, _role, _runs in items:
             t = float(threads or self.threads)
             m = self.exec
             if (self.exec_linear is not None and isinstance(m, (ForestExec, BlendExec)) and self.rows_max
@@ -545,16 +565,7 @@ class DeviceModels:
                 m = self.exec_linear
             x = _values(ops)
             xs.append(x)
-            ts.append(t)
-            if isinstance(m, (OpsExec, NNLSExec)):
-                raw.append(m.predict_one(x, t))
-            else:
-                raw.append(m.linear.predict_one(x, t) if blend else 0.0)
-                walk.append(i)
-        if walk:
-            got = forest.predict(np.array([xs[i] for i in walk]), np.array([ts[i] for i in walk]))
-            for i, v in zip(walk, got.tolist()):
-                raw[i] = float(BlendExec.combine(raw[i], v)) if blend else v
+            raw.append(m.predict_one(x, t))
         return [(max(r, 0.0) + max(runs - 1, 0) * self.per_run_s) * self.residuals.factor(
                     self._family(x, threads, role))
                 for r, x, (_ops, threads, role, runs) in zip(raw, xs, items)]
