@@ -45,7 +45,7 @@ def test_forest_json_predicts_like_sklearn():
     T = np.array([r["threads"] for r in runs])
     y = np.array([r["exec_s"] for r in runs])
     f = ForestExec.fit(X, T, y, seed=0)
-    rf = RandomForestRegressor(n_estimators=40, max_depth=10, min_samples_leaf=2, random_state=0, n_jobs=1)
+    rf = RandomForestRegressor(n_estimators=ForestExec.N_TREES, max_depth=10, min_samples_leaf=2, random_state=0, n_jobs=1)
     rf.fit(ForestExec._feat(X, T), np.log(y))
     want = np.exp(rf.predict(ForestExec._feat(X, T)))
     assert np.allclose(f.predict(X, T), want, rtol=1e-9)
