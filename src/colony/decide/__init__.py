@@ -120,7 +120,7 @@ def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad
     setup_dev = dev.predict_setup(est.input_rows, objs)
     setup_host = host.predict_setup(est.input_rows, objs)
     split = est.split_ops is not None
-    # each model prices its op vectors together (one walk of a forest per decision)
+    # each model prices its op vectors in one call (a vector at a time, in plain floats)
     dev_exec = dev.predict_execs([(est.ops, None, None, 1)]
                                  + ([(est.split_ops, None, None, max(len(est.splits), 1))] if split else []))
     host_exec = host.predict_execs([(est.ops, threads, "back", 1)]
