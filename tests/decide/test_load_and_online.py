@@ -7,7 +7,7 @@ import pytest
 from colony.config.builders import devices as devices_config
 from colony.cost.models import DeviceModels, LinearModel, OpsExec, Residuals
 from colony.data import uniform
-from colony.decide import DeviceLoad, HostLoad, decide
+from colony.decide import DeviceLoad, HostLoad, decide, loaded_exec
 from colony.drivers.query import QueryClient, calibrate_colony
 from colony.errors import DeviceBusy, QueryError
 from colony.query.estimate import OPS, Estimate
@@ -150,6 +150,43 @@ def test_client_feedback_corrects_the_end_to_end_prediction():
     corr = link.call("nic0", "query", "health")["corrections"]
     ours = [k for k in corr if k.startswith("total:down@")]
     assert len(ours) == 1 and corr[ours[0]]["n"] >= 6
+
+
+def test_the_end_to_end_correction_learns_what_the_executions_do_not():
+    """A measured total with its measured executions swapped for their loaded prices: the
+    executions' misses are learnt per shape from the executions themselves, once."""
+    from colony.decide import total_as_priced
+    pred = {"exec": 0.010, "deser": 0.002, "transfer": 0.004, "contention": 0.008, "total": 0.030}
+    act = {"exec": 0.025, "transfer": 0.006, "total": 0.040}
+    assert loaded_exec(pred) == pytest.approx(0.015)              # 0.010 x (1 + 0.008 / 0.016)
+    assert total_as_priced(pred, act) == pytest.approx(0.040 - 0.025 + 0.015)
+    split = {"exec": 0.004, "exec_host": 0.006, "total": 0.02}
+    assert total_as_priced(split, {"exec": 0.005, "exec_host": 0.009, "total": 0.03}) == pytest.approx(0.026)
+    assert total_as_priced({"total": 0.01}, {"exec": 0.5, "total": 0.02}) == 0.02   # nothing priced to swap
+
+
+def test_an_execution_miss_is_not_learnt_again_by_the_end_to_end_correction():
+    """The device's execution model far too fast (20 us for any plan): its execution correction
+    learns it (to its bound), the client's end-to-end feedback for the same queries does not."""
+    lc, link = _calibrated()
+    svc = lc.host("nic0").services["query"]
+    k = len(OPS)
+    svc.models.exec = svc.models.exec_linear = OpsExec(serial=[0.0] * k, parallel=[0.0] * k, intercept=2e-5)
+    svc.models.residuals.state.clear()
+    c = QueryClient(link, "host")
+    sql = "select id, x * y + z as w from particles where x < 0.9 order by w"
+    runs = [c.query(sql, "down") for _ in range(7)]
+    fb = c._feedback["nic0"]
+    pred, act = runs[-1].decision["predicted"]["down"], runs[-1].actual
+    assert fb["predicted"] == pred["total"]
+    assert fb["actual"] == pytest.approx(act["total"] - act["exec"] + loaded_exec(pred))
+    corr = link.call("nic0", "query", "health")["corrections"]
+    execs = {k: v["factor"] for k, v in corr.items() if not k.startswith("total:")}
+    totals = {k: v["factor"] for k, v in corr.items() if k.startswith("total:down@")}
+    assert execs == {"*": 2.0}                        # the execution's own correction took it, to its bound
+    # measured totals ran many times their price, all of it execution: nothing of it is learnt
+    # end to end (the rest's own noise, at a few ms in process, may still move it either way)
+    assert totals and all(f <= 1.3 for f in totals.values()), totals
 
 
 def test_end_to_end_corrections_stay_in_their_size_class():

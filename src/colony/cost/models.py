@@ -530,6 +530,8 @@ class DeviceModels:
         """The end-to-end total of a placement whose terms sum to ``raw``: the call-path fit,
         times the online correction learnt from the client's measured totals of this placement
         in this size class (factor-of-2 classes of the fitted total), and that correction's key.
+        The client sends each total with its executions as priced (:func:`colony.decide.
+        total_as_priced`): execution misses are learnt per shape, not here.
 
         One correction per placement spread a small query's residual, mostly fixed per-call
         cost, over large ones that a transfer dominates: the demo learnt x1.37 on a 19-ms

@@ -212,6 +212,21 @@ def loaded_exec(terms: dict, key: str = "exec") -> float:
     return x * (1.0 + extra / work) if work > 0 and extra > 0 else x
 
 
+def total_as_priced(pred: dict, act: dict) -> float:
+    """A placement's measured total with each measured execution (``exec`` on the device,
+    ``exec_host`` on the host) replaced by its price under the decision's load
+    (:func:`loaded_exec`): what the end-to-end correction of the placement's size class
+    learns from. Executions have corrections of their own, per shape, learnt from those same
+    measurements; learnt a second time per size class, one shape's execution miss moved the
+    price of every other shape in its class. So the end-to-end correction learns only what
+    the terms around the executions miss (call path, legs, decodes)."""
+    total = float(act["total"])
+    for key in ("exec", "exec_host"):
+        if key in pred and key in act:
+            total += loaded_exec(pred, key) - float(act[key])
+    return max(total, 1e-9)
+
+
 def host_slack(pred: dict, placement: str) -> float:
     """The host wait at which ``placement`` stops beating staying down: the most queueing a
     push-back decided now can meet on the host and still be the right choice."""

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from colony import codec
+from colony.decide import total_as_priced
 from colony.query import plan as qplan
 from colony.query.plan import TableSpec
 from colony.query.worker import CancelledIds
@@ -252,7 +253,8 @@ class QueryClient:
         act["total"] = time.perf_counter() - t_start
         pred = (r["decision"].get("predicted") or {}).get(pl)
         if pred:       # travels with the next request: the device corrects its end-to-end prediction
-            self._feedback[dev] = {"placement": pl, "predicted": pred["total"], "actual": act["total"],
+            # (of everything but the executions, which the device and host correct per shape)
+            self._feedback[dev] = {"placement": pl, "predicted": pred["total"], "actual": total_as_priced(pred, act),
                                    "key": (r["decision"].get("total_keys") or {}).get(pl)}
         return QueryResult(table, pl, r["decision"], act, dev, sql, r["est_rows"],
                            extra={"estimate_cpu_s": r["estimate_cpu_s"]})
