@@ -223,9 +223,11 @@ class ForestExec:
             depth = max(depth, d)
         self._child, self._fidx, self._thr, self._val = child, fidx, thr, val
         self._roots, self._depth = np.arange(len(arrays), dtype=np.int64) * n, depth
-        # the same nodes as plain lists, for one vector's walk (a decision's): a leaf's feature
-        # is -1, and a leaf's value is its log-seconds
-        self._lists = (child.tolist(), np.where(thr == np.inf, -1, fidx).tolist(), thr.tolist(), val.tolist(),
+        # the same nodes as plain lists, for one vector's walk (a decision's): a leaf (its own
+        # two children) gets feature -1 and ends the walk; its value is its log-seconds
+        node = np.arange(m)
+        leaf = (child[0::2] == node) & (child[1::2] == node)
+        self._lists = (child.tolist(), np.where(leaf, -1, fidx).tolist(), thr.tolist(), val.tolist(),
                        self._roots.tolist())
 
     def predict(self, X, threads) -> np.ndarray:
