@@ -7,7 +7,7 @@ import pytest
 from colony.config.builders import devices as devices_config
 from colony.cost.models import DeviceModels, LinearModel, OpsExec, Residuals
 from colony.data import uniform
-from colony.decide import DeviceLoad, HostLoad, decide, loaded_exec
+from colony.decide import DeviceLoad, HostLoad, decide, loaded_exec, total_as_priced
 from colony.drivers.query import QueryClient, calibrate_colony
 from colony.errors import DeviceBusy, QueryError
 from colony.query.estimate import OPS, Estimate
@@ -155,7 +155,6 @@ def test_client_feedback_corrects_the_end_to_end_prediction():
 def test_the_end_to_end_correction_learns_what_the_executions_do_not():
     """A measured total with its measured executions swapped for their loaded prices: the
     executions' misses are learnt per shape from the executions themselves, once."""
-    from colony.decide import total_as_priced
     pred = {"exec": 0.010, "deser": 0.002, "transfer": 0.004, "contention": 0.008, "total": 0.030}
     act = {"exec": 0.025, "transfer": 0.006, "total": 0.040}
     assert loaded_exec(pred) == pytest.approx(0.015)              # 0.010 x (1 + 0.008 / 0.016)

@@ -277,13 +277,15 @@ class BlendExec:
     @staticmethod
     def combine(linear, forest):
         """The blend of the two parts' predictions (scalars or arrays)."""
+        if isinstance(linear, float) and isinstance(forest, float):    # one vector's: without numpy
+            return math.sqrt(max(linear, 1e-7) * max(forest, 1e-7))
         return np.sqrt(np.maximum(linear, 1e-7) * np.maximum(forest, 1e-7))
 
     def predict(self, X, threads) -> np.ndarray:
         return self.combine(self.linear.predict(X, threads), self.forest.predict(X, threads))
 
     def predict_one(self, x: tuple, threads: float) -> float:
-        return math.sqrt(max(self.linear.predict_one(x, threads), 1e-7) * max(self.forest.predict_one(x, threads), 1e-7))
+        return self.combine(float(self.linear.predict_one(x, threads)), self.forest.predict_one(x, threads))
 
     def to_json(self) -> dict:
         return {"kind": "blend", "linear": self.linear.to_json(), "forest": self.forest.to_json()}
