@@ -91,10 +91,36 @@ def test_filter_after_filter_counts_on_reduced_rows(data):
 
 def test_op_vector_of_case_study_shape(data):
     _, _, st = data
-    e = _est("select * from particles where x >= 0.7 and y < 0.3 and z <= 0.1", st)
-    assert e.ops["cmp"] == 3 * N and e.ops["logic"] == 2 * N and e.ops["filter"] == N
-    assert e.ops["take"] == pytest.approx(e.rows * 9)
+    e = _est("select * from particles where x >= 0.7 and y < 0.6 and z <= 0.1", st)
+    # x >= 0.7 keeps 30 %, with y < 0.6 18 %: z's comparison runs on those rows only
+    assert e.ops["cmp"] == pytest.approx(2 * N + 0.18 * N, rel=0.05)
+    assert e.ops["logic"] == 2 * N and e.ops["filter"] == N
+    assert e.ops["take"] == pytest.approx(e.rows * 9 + 0.18 * N * 9, rel=0.05)
     assert e.ops["rows"] == N and e.ops["power"] == 0
+
+
+def test_an_and_whose_left_side_keeps_few_rows_evaluates_its_right_side_on_them(data):
+    """DataFusion's AND filters the batch to the rows its left side keeps when that side keeps
+    at most a fifth of them, then evaluates the right side there: the conjuncts' order and
+    selectivities decide the work, so the same conjuncts in two orders are two op vectors."""
+    _, _, st = data
+    wide = _est("select * from particles where x >= 0.5 and y < 0.6 and z <= 0.05", st)
+    assert wide.ops["cmp"] == pytest.approx(3 * N, rel=1e-9)          # 50 %, then 30 %: no pre-selection
+    assert wide.ops["take"] == pytest.approx(wide.rows * 9, rel=1e-9)
+    sel = _est("select * from particles where x >= 0.9 and y < 0.6 and z <= 0.5", st)
+    # 10 % after x: y on those rows; 6 % after x and y: z on those
+    assert sel.ops["cmp"] == pytest.approx(N + 0.1 * N + 0.06 * N, rel=0.05)
+    # each pre-selection copies the batch's nine columns for the rows it keeps
+    assert sel.ops["take"] - sel.rows * 9 == pytest.approx(9 * (0.1 + 0.06) * N, rel=0.05)
+    first = _est("select * from particles where z <= 0.05 and x >= 0.5 and y < 0.6", st)
+    assert first.rows == pytest.approx(wide.rows, rel=1e-9)
+    assert first.ops["cmp"] < 0.5 * wide.ops["cmp"]
+    # a count reads three columns: the pre-selections and the filter copy three, not nine
+    cnt = _est("select count(*) from particles where x >= 0.9 and y < 0.6 and z <= 0.5", st)
+    assert cnt.ops["take"] == pytest.approx(3 * (0.1 + 0.06 + 0.03) * N, rel=0.05)
+    # nothing kept on the left: the right side is never evaluated
+    none = _est("select * from particles where x > 2 and y < 0.6", st)
+    assert none.ops["cmp"] == pytest.approx(N, rel=1e-9)
 
 
 def test_a_filter_counts_the_runs_of_rows_it_keeps_among_those_it_drops(data):

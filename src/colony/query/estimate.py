@@ -59,6 +59,9 @@ POWER = {"power", "pow", "cbrt", "log", "log2", "log10"}      # libm pow-like: ~
 MATH = {"sqrt", "exp", "ln", "sin", "cos", "tan", "atan", "asin", "acos", "sinh", "cosh", "tanh", "signum"}  # ~2-3 ns
 STR = {"like", "ilike", "substring", "starts_with", "ends_with", "contains", "lower", "upper", "concat", "strpos",
        "char_length", "character_length", "trim", "ltrim", "rtrim", "replace", "regexp_like", "regexp_match"}
+# DataFusion evaluates the right side of an AND on the rows its left side keeps when
+# that side keeps at most this fraction of a batch (BinaryExpr pre-selection)
+PRESELECT = 0.2
 FLIP = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "equal": "equal", "not_equal": "not_equal"}
 
 # operation-vector features, in model order (see docs/query.md)
@@ -586,8 +589,8 @@ class Estimator:
                     groups[r[0]] = r[1]
             sels = [self._mass(c, S) for c, S in groups.items()] + rest
             if name == "and":
-                return float(np.prod(sels))
-            return 1.0 - float(np.prod([1.0 - s for s in sels]))
+                return math.prod(sels)
+            return 1.0 - math.prod([1.0 - s for s in sels])
         if name == "not" and len(args) == 1:
             return 1.0 - self.sel(args[0], node)
         if name in ("is_null", "is_not_null") and len(args) == 1 and args[0][0] == "col":
@@ -930,8 +933,45 @@ class Estimator:
             out[r] = v * (1.0 - (1.0 - f) ** max(k, 1.0))
         return out
 
+    def _count_cond(self, e, n: float, width: int, node: Node) -> None:
+        """Count a filter condition as DataFusion evaluates it: ``a AND b`` evaluates ``a`` on
+        the batch; where ``a`` keeps no more than PRESELECT of the rows (and has no nulls), it
+        first filters the batch's ``width`` columns down to those rows, evaluates ``b`` on
+        them and scatters the result back; where ``a`` keeps none, ``b`` is skipped. So the
+        conjuncts' order and selectivities decide the work, not their count alone (1M rows,
+        select *: x >= 0.872 and y < 0.708 and z <= 0.039 runs 19 ms, the same conjuncts with
+        z first 9.5 ms)."""
+        if not (e[0] == "fn" and e[1] == "and" and len(e[2]) >= 2):
+            self._count(e, n)
+            return
+        args = e[2]
+        self._count_cond(args[0], n, width, node)
+        for j in range(1, len(args)):             # an n-ary AND runs as a left-deep chain
+            left = args[0] if j == 1 else ("fn", "and", args[:j])
+            s = self.sel(left, node) if n > 0 else 1.0
+            self._add("logic", n)
+            if s <= 0.0:
+                continue
+            if s <= PRESELECT and not self._nullable(left):
+                m = n * s
+                self._add("take", m * width)
+                self._add("take_runs", m * width * (1.0 - s))
+                self._count_cond(args[j], m, width, node)
+            else:
+                self._count_cond(args[j], n, width, node)
+
+    def _nullable(self, e) -> bool:
+        for col in _columns(e):
+            cs = self._colstats(col)
+            if cs is None or cs.nulls:
+                return True
+        return False
+
     def _apply_filter(self, inp: Node, cond, out_exprs=None) -> Node:
-        self._count(cond, inp.rows)
+        # the batch the condition sees: the read's projection plus the condition's own columns
+        width = len(inp.exprs) if out_exprs is None else \
+            len({tuple(x[1:]) for x in out_exprs if x[0] == "col"} | _columns(cond))
+        self._count_cond(cond, inp.rows, width, inp)
         self._add("filter", inp.rows)
         if inp.base_rows is not None:     # one read below: the whole conjunction on the base table
             preds = inp.preds + [cond]
