@@ -35,6 +35,17 @@ def test_a_changed_calibration_template_changes_the_fingerprint(monkeypatch):
     assert fingerprint(spec) != before
 
 
+def test_a_changed_operation_count_changes_the_fingerprint(monkeypatch):
+    """Models read the op vector: a count the estimator changes (its revision) makes them stale."""
+    import importlib
+    est = importlib.import_module("colony.query.estimate")   # the module (colony.query exports the function)
+    from colony.runtime.fingerprint import fingerprint
+    spec = _colony(1).config.devices["nic0"]
+    before = fingerprint(spec)
+    monkeypatch.setattr(est, "OPS_REVISION", est.OPS_REVISION + 1)
+    assert fingerprint(spec) != before
+
+
 def test_stored_models_load_only_for_the_same_fingerprint(tmp_path):
     models, _ = calibrate("nic0", 1, n_runs=8, min_rows=2_000, max_rows=4_000)
     ctx = DeviceContext(name="nic0", store=ObjectStore("nic0"), fingerprint="f1")

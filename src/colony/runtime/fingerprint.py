@@ -27,6 +27,7 @@ def describe(spec, runtime: str = "ray") -> dict:
     from colony import __version__
     from colony.codec.container import VERSION
     from colony.cost.calibrate import LTEMPLATES, TEMPLATES
+    from colony.query.estimate import OPS, OPS_REVISION
     from colony.runtime import process
     return {"runtime": runtime, "process": process.settings() if runtime == "ray" else None, "role": spec.role, "profile": spec.profile, "emulated": spec.emulated, "threads": spec.threads,
             "pin": spec.pin, "cores": list(spec.cores) if spec.cores else None, "link_gbps": spec.link_gbps,
@@ -34,9 +35,10 @@ def describe(spec, runtime: str = "ray") -> dict:
                          **{p: _version(p) for p in ("datafusion", "pyarrow", "numpy", "scikit-learn",
                                                        "datasketches")}},
             "layout": {"object_format": VERSION, "batch_rows": 65_536},
-            # the suite a record's models were fitted on: a changed template makes it stale
+            # the suite a record's models were fitted on and the op vector they read: a changed
+            # template, feature or count makes it stale
             "calibration": hashlib.sha256(json.dumps({**TEMPLATES, **LTEMPLATES}, sort_keys=True).encode())
-            .hexdigest()[:16]}
+            .hexdigest()[:16], "ops": {"features": list(OPS), "revision": OPS_REVISION}}
 
 
 def fingerprint(spec, runtime: str = "ray") -> str:
