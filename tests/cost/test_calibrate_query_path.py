@@ -63,6 +63,7 @@ def test_op_vector_separates_cheap_and_costly_functions_and_top_k():
     assert top.ops["topk"] == pytest.approx(10 * (1 + np.log(n / 10)))
     big = _ops("select id from particles order by x limit 1000")
     assert big.ops["topk"] / top.ops["topk"] > 30
+    assert top.ops["topk"] > 0 and _ops("select id from particles order by x limit 1").ops["topk"] > 0
 
 
 def test_op_vector_has_result_bytes_and_stored_bytes():

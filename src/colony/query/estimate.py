@@ -963,6 +963,8 @@ class Estimator:
                 self._count_cond(args[j], n, width, node)
 
     def _nullable(self, e) -> bool:
+        """May ``e`` read a null (or a column without statistics)? A null in the left side's
+        result turns DataFusion's pre-selection off."""
         for col in _columns(e):
             cs = self._colstats(col)
             if cs is None or cs.nulls:
@@ -1033,7 +1035,8 @@ class Estimator:
             # times (row i does with chance k / i); each entry, not each row, is the work. DataFusion,
             # 1M rows, one thread: 300k rows into a top-10 cost 13.5 ms (the filter alone 17.8),
             # a top-10000 70.6 ms; n log2(k + 2) priced the two 1.07M and 3.97M
-            self._add("topk", k * (1.0 + math.log(inp.rows / k)))
+            k = max(k, 1)                        # a limit 0 still compares every row once
+            self._add("topk", k * (1.0 + math.log(max(inp.rows / k, 1.0))))
         else:
             self._add("sort", inp.rows * max(1.0, math.log2(max(inp.rows, 2.0))))
         return replace(inp, exprs=self._emit(b, inp.exprs))
