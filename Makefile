@@ -11,11 +11,11 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-$(STAMP): pyproject.toml setup.py src/colony/codec/_batch.c src/colony/query/_pbjson.c | $(PY)
+$(STAMP): pyproject.toml setup.py src/colony/codec/_batch.c src/colony/query/_pbjson.c src/colony/cost/_forest.c | $(PY)
 	$(PY) -m pip install -q -e .
 	touch $@
 
-$(DEVSTAMP): pyproject.toml setup.py src/colony/codec/_batch.c src/colony/query/_pbjson.c | $(PY)
+$(DEVSTAMP): pyproject.toml setup.py src/colony/codec/_batch.c src/colony/query/_pbjson.c src/colony/cost/_forest.c | $(PY)
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@ $(STAMP)
 

@@ -59,6 +59,41 @@ def test_forest_json_predicts_like_sklearn():
     assert g.predict_one(tuple(x), T[0]) == pytest.approx(float(g.predict(x, T[0])[0]), rel=1e-12)
 
 
+def test_the_c_forest_walk_gives_the_python_walks_float():
+    """``_forest.c`` walks a decision's vector (estimation overhead); it must land on the same
+    leaves and return the same float as the Python walk it replaces, ties and NaN included."""
+    import pickle
+
+    from colony.cost import _forest
+    runs = _runs(160, 2)
+    X = np.stack([[r["ops"][k] for k in OPS] for r in runs])
+    T = np.array([r["threads"] for r in runs])
+    y = np.array([r["exec_s"] for r in runs])
+    f = ForestExec.fit(X, T, y, seed=3)
+    rng = np.random.default_rng(5)
+    probes = [tuple(v) for v in X] + [tuple(v) for v in rng.uniform(0, 2e6, (200, len(OPS)))]
+    tied = X[0].copy()
+    node = next(i for i, ft in enumerate(f.trees[0]["feature"]) if 0 <= ft < X.shape[1])
+    tied[f.trees[0]["feature"][node]] = np.expm1(f.trees[0]["threshold"][node])      # on a threshold
+    probes += [tuple(tied), tuple(np.full(len(OPS), np.nan))]
+    for i, x in enumerate(probes):
+        for t in (1.0, 3.0):
+            assert f.predict_one(x, t) == f._walk_python(x, t)        # the same float, not approximately
+            assert f.predict_one(x, t) == pytest.approx(float(f.predict(np.asarray(x), t)[0]), rel=1e-12, nan_ok=True)
+    g = pickle.loads(pickle.dumps(f))                                   # Ray ships models pickled
+    assert g.predict_one(probes[0], 2.0) == f.predict_one(probes[0], 2.0)
+    child, feat, thr, val, roots = f._lists
+    with pytest.raises(ValueError):
+        _forest.Forest(child[:-1], feat, thr, val, roots)               # a table of mismatched lengths
+    with pytest.raises(ValueError):
+        _forest.Forest([len(feat)] * len(child), feat, thr, val, roots)    # a child out of range
+    loop = _forest.Forest([0] * len(child), [0] * len(feat), thr, val, roots)   # a tree that never ends
+    with pytest.raises(ValueError, match="does not end"):
+        loop.predict_one(probes[0], 1.0)
+    with pytest.raises(ValueError):
+        f.predict_one((1.0,), 1.0)                                      # fewer features than the trees read
+
+
 def test_linear_model_and_json_roundtrip(tmp_path):
     lm = LinearModel.fit([1e3, 1e6, 1e7, 5e7], [1e-4 + 1e-9 * v for v in [1e3, 1e6, 1e7, 5e7]])
     assert lm.a == pytest.approx(1e-4, rel=1e-3) and lm.b == pytest.approx(1e-9, rel=1e-3)

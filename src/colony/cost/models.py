@@ -33,6 +33,11 @@ from scipy.optimize import nnls
 from colony.errors import InvalidArgument, StaleCalibration
 from colony.query.estimate import OPS
 
+try:
+    from colony.cost import _forest       # the C walk of one vector (setup.py builds it where it can)
+except ImportError:                       # pragma: no cover - no C compiler at install time
+    _forest = None
+
 FEATURES = OPS           # operation-vector order
 MAX_TREES = 1000
 MAX_NODES = 1 << 16      # per tree; sklearn with max_depth=10 builds at most 2047
@@ -229,6 +234,7 @@ class ForestExec:
         leaf = (child[0::2] == node) & (child[1::2] == node)
         self._lists = (child.tolist(), np.where(leaf, -1, fidx).tolist(), thr.tolist(), val.tolist(),
                        self._roots.tolist())
+        self._walk = _forest.Forest(*self._lists).predict_one if _forest is not None else self._walk_python
 
     def predict(self, X, threads) -> np.ndarray:
         F = self._feat(np.atleast_2d(X), np.atleast_1d(threads))
@@ -240,10 +246,18 @@ class ForestExec:
             node = self._child[2 * node + (flat[row + self._fidx[node]] <= self._thr[node])]
         return np.exp(self._val[node].mean(axis=1))
 
+    def __reduce__(self):
+        """Pickled as its trees (the C walk is rebuilt from them)."""
+        return type(self), (self.trees,)
+
     def predict_one(self, x: tuple, threads: float) -> float:
-        """One vector's prediction, walked in plain Python: a decision prices one or two
-        vectors, and the vector walk's numpy calls (cold, in a device that just ran a query)
-        cost ~6x this loop; equal to :meth:`predict` on the same vector."""
+        """One vector's prediction, equal to :meth:`predict` on the same vector: a decision
+        prices one or two vectors, and the vector walk's numpy calls (cold, in a device that
+        just ran a query) cost ~6x a plain loop. Walked in C (``_forest.c``: one 32-byte node
+        a step); where the module was not built, by :meth:`_walk_python`, the same float."""
+        return self._walk(x, float(threads))
+
+    def _walk_python(self, x: tuple, threads: float) -> float:
         child, fidx, thr, val, roots = self._lists
         f = [math.log1p(v) for v in x]
         f.append(float(threads))
