@@ -92,6 +92,14 @@ def test_the_c_forest_walk_gives_the_python_walks_float():
         loop.predict_one(probes[0], 1.0)
     with pytest.raises(ValueError):
         f.predict_one((1.0,), 1.0)                                      # fewer features than the trees read
+    bare = _forest.Forest.__new__(_forest.Forest)                       # never given a table
+    with pytest.raises(ValueError, match="no node table"):
+        bare.predict_one(probes[0], 1.0)
+    good = _forest.Forest(*f._lists)
+    with pytest.raises(ValueError):
+        good.__init__([len(feat)] * len(child), feat, thr, val, roots)  # a re-init failing mid-table
+    with pytest.raises(ValueError, match="no node table"):
+        good.predict_one(probes[0], 1.0)
 
 
 def test_linear_model_and_json_roundtrip(tmp_path):

@@ -56,11 +56,10 @@ static int Forest_init(Forest *self, PyObject *args, PyObject *kw) {
     }
     PyMem_Free(self->nodes);
     PyMem_Free(self->roots);
+    self->nodes = NULL; self->roots = NULL; self->n = self->ntrees = 0;   /* unusable until filled */
     self->nodes = PyMem_Calloc(n, sizeof(Node));
     self->roots = PyMem_Calloc(PyList_GET_SIZE(roots), sizeof(int32_t));
     if (!self->nodes || !self->roots) { PyErr_NoMemory(); return -1; }
-    self->n = n;
-    self->ntrees = PyList_GET_SIZE(roots);
     self->nfeat = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         Node *d = &self->nodes[i];
@@ -77,12 +76,15 @@ static int Forest_init(Forest *self, PyObject *args, PyObject *kw) {
         d->feature = (int32_t)f; d->gt = (int32_t)gt; d->le = (int32_t)le;
         if (f + 1 > self->nfeat) self->nfeat = (int32_t)(f + 1);
     }
-    for (Py_ssize_t t = 0; t < self->ntrees; t++) {
+    Py_ssize_t ntrees = PyList_GET_SIZE(roots);
+    for (Py_ssize_t t = 0; t < ntrees; t++) {
         long r = PyLong_AsLong(PyList_GET_ITEM(roots, t));
         if (PyErr_Occurred()) return -1;
         if (r < 0 || r >= n) { PyErr_SetString(PyExc_ValueError, "forest: a root is out of range"); return -1; }
         self->roots[t] = (int32_t)r;
     }
+    self->n = n;                          /* only a fully checked table is walked */
+    self->ntrees = ntrees;
     return 0;
 }
 
@@ -98,6 +100,7 @@ static PyObject *Forest_predict_one(Forest *self, PyObject *args) {
     PyObject *x;
     double threads;
     if (!PyArg_ParseTuple(args, "Od", &x, &threads)) return NULL;
+    if (self->ntrees == 0) return PyErr_Format(PyExc_ValueError, "forest: no node table (Forest(...) failed or was not called)");
     PyObject *seq = PySequence_Fast(x, "forest: x must be a sequence of numbers");
     if (!seq) return NULL;
     Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
