@@ -78,6 +78,9 @@ def test_a_message_field_twice_and_another_spec_version_go_through_datafusion(pl
         _pbjson.decode(twice)
     assert plan_json(twice)["version"]["minorNumber"] == 99
     assert plan_json(twice) == plan_json(twice, native=False)
+    # within one message the last value wins, a default too: producer "x", then "" (left out)
+    last = b"\x32\x05\x2a\x01x\x2a\x00"
+    assert _pbjson.decode(last)[0] == plan_json(last, native=False) == {"version": {}}
     other = b"\x32\x02\x10\x63"          # only a version the table was not generated for
     assert _pbjson.decode(other)[0] == {"version": {"minorNumber": 99}}
     assert plan_json(other) == plan_json(other, native=False)

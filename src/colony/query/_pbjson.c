@@ -80,6 +80,12 @@ static int read_varint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
     return bad("varint longer than 10 bytes");
 }
 
+/* A length-delimited field's length, checked against what is left. */
+static int read_len(const uint8_t **p, const uint8_t *end, uint64_t *n) {
+    if (read_varint(p, end, n) < 0) return -1;
+    return *n > (uint64_t)(end - *p) ? bad("length past the end") : 0;
+}
+
 static int wire_of(int type) {
     switch (type) {
     case T_DOUBLE: case T_FIXED64: case T_SFIXED64: return 1;
@@ -177,24 +183,28 @@ static PyObject *scalar(int type, int ref, int wt, const uint8_t **p, const uint
 
 static PyObject *message(State *st, int index, const uint8_t *p, const uint8_t *end, int depth);
 
+/* out[name] of a repeated field, created empty the first time (borrowed: the dict holds it). */
+static PyObject *list_of(PyObject *out, PyObject *name) {
+    PyObject *list = PyDict_GetItemWithError(out, name);
+    if (list || PyErr_Occurred()) return list;
+    if (!(list = PyList_New(0)) || PyDict_SetItem(out, name, list) < 0) { Py_XDECREF(list); return NULL; }
+    Py_DECREF(list);
+    return list;
+}
+
 /* Sets (or appends to) out[name]; steals v. */
 static int put(PyObject *out, PyObject *name, PyObject *v, int repeated) {
     if (!v) return -1;
-    if (!repeated) {
-        int rc = PyDict_SetItem(out, name, v);
-        Py_DECREF(v);
-        return rc;
-    }
-    PyObject *list = PyDict_GetItemWithError(out, name);
-    if (!list) {
-        if (PyErr_Occurred() || !(list = PyList_New(0)) || PyDict_SetItem(out, name, list) < 0) {
-            Py_XDECREF(list); Py_DECREF(v); return -1;
-        }
-        Py_DECREF(list);                  /* the dict holds it */
-    }
-    int rc = PyList_Append(list, v);
+    PyObject *list = repeated ? list_of(out, name) : NULL;
+    int rc = repeated ? (list ? PyList_Append(list, v) : -1) : PyDict_SetItem(out, name, v);
     Py_DECREF(v);
     return rc;
+}
+
+/* An implicit-presence field read with its default value: proto3 JSON leaves it out, and as
+ * the last value on the wire it replaces an earlier one. */
+static void drop(PyObject *out, PyObject *name) {
+    if (PyDict_DelItem(out, name) < 0) PyErr_Clear();
 }
 
 static PyObject *message(State *st, int index, const uint8_t *p, const uint8_t *end, int depth) {
@@ -222,11 +232,8 @@ static PyObject *message(State *st, int index, const uint8_t *p, const uint8_t *
             if (wt == 0) { if (read_varint(&p, end, &n) < 0) goto fail; }
             else if (wt == 1) { if (end - p < 8) { bad("truncated"); goto fail; } p += 8; }
             else if (wt == 5) { if (end - p < 4) { bad("truncated"); goto fail; } p += 4; }
-            else if (wt == 2) {
-                if (read_varint(&p, end, &n) < 0) goto fail;
-                if (n > (uint64_t)(end - p)) { bad("length past the end"); goto fail; }
-                p += n;
-            } else { PyErr_SetString(PyExc_NotImplementedError, "protobuf groups"); goto fail; }
+            else if (wt == 2) { if (read_len(&p, end, &n) < 0) goto fail; p += n; }
+            else { PyErr_SetString(PyExc_NotImplementedError, "protobuf groups"); goto fail; }
             continue;
         }
         const Field *f = &m->fields[at];
@@ -243,16 +250,10 @@ static PyObject *message(State *st, int index, const uint8_t *p, const uint8_t *
         int want = wire_of(type);
         if (wt == 2 && want != 2 && repeated && want != 3) {          /* packed scalars */
             uint64_t n;
-            if (read_varint(&p, end, &n) < 0) goto fail;
-            if (n > (uint64_t)(end - p)) { bad("length past the end"); goto fail; }
+            if (read_len(&p, end, &n) < 0) goto fail;
             const uint8_t *q = p, *qend = p + n;
-            PyObject *list = PyDict_GetItemWithError(out, name);
-            if (!list) {
-                if (PyErr_Occurred() || !(list = PyList_New(0)) || PyDict_SetItem(out, name, list) < 0) {
-                    Py_XDECREF(list); goto fail;
-                }
-                Py_DECREF(list);
-            }
+            PyObject *list = list_of(out, name);
+            if (!list) goto fail;
             while (q < qend) {
                 int dflt;
                 PyObject *v = scalar(type, ref, want, &q, qend, &dflt);
@@ -265,8 +266,7 @@ static PyObject *message(State *st, int index, const uint8_t *p, const uint8_t *
         if (wt != want) { bad("wire type does not match the field's type"); goto fail; }
         if (type == T_STRING || type == T_BYTES || type == T_MESSAGE) {
             uint64_t n;
-            if (read_varint(&p, end, &n) < 0) goto fail;
-            if (n > (uint64_t)(end - p)) { bad("length past the end"); goto fail; }
+            if (read_len(&p, end, &n) < 0) goto fail;
             const uint8_t *q = p;
             p += n;
             PyObject *v;
@@ -281,7 +281,7 @@ static PyObject *message(State *st, int index, const uint8_t *p, const uint8_t *
                 }
                 v = message(st, ref, q, q + n, depth + 1);
             } else {
-                if (n == 0 && !repeated && !presence) continue;      /* implicit default */
+                if (n == 0 && !repeated && !presence) { drop(out, name); continue; }
                 v = type == T_STRING ? PyUnicode_DecodeUTF8((const char *)q, (Py_ssize_t)n, "strict")
                                      : base64(q, (Py_ssize_t)n);
             }
@@ -291,11 +291,7 @@ static PyObject *message(State *st, int index, const uint8_t *p, const uint8_t *
         int dflt;
         PyObject *v = scalar(type, ref, wt, &p, end, &dflt);
         if (!v) goto fail;
-        if (dflt && !repeated && !presence) {    /* implicit default: proto3 JSON leaves it out */
-            Py_DECREF(v);
-            if (PyDict_DelItem(out, name) < 0) PyErr_Clear();
-            continue;
-        }
+        if (dflt && !repeated && !presence) { Py_DECREF(v); drop(out, name); continue; }
         if (put(out, name, v, repeated) < 0) goto fail;
     }
     if (reorder) {                        /* rebuild in the table's order */
