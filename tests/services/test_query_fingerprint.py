@@ -46,6 +46,17 @@ def test_a_changed_operation_count_changes_the_fingerprint(monkeypatch):
     assert fingerprint(spec) != before
 
 
+def test_a_changed_measurement_changes_the_fingerprint(monkeypatch):
+    """Records whose runs were timed another way (a term measured differently) are stale."""
+    import importlib
+    cal = importlib.import_module("colony.cost.calibrate")
+    from colony.runtime.fingerprint import fingerprint
+    spec = _colony(1).config.devices["nic0"]
+    before = fingerprint(spec)
+    monkeypatch.setattr(cal, "MEASURE_REVISION", cal.MEASURE_REVISION + 1)
+    assert fingerprint(spec) != before
+
+
 def test_stored_models_load_only_for_the_same_fingerprint(tmp_path):
     models, _ = calibrate("nic0", 1, n_runs=8, min_rows=2_000, max_rows=4_000)
     ctx = DeviceContext(name="nic0", store=ObjectStore("nic0"), fingerprint="f1")

@@ -26,7 +26,7 @@ def _version(pkg: str) -> str:
 def describe(spec, runtime: str = "ray") -> dict:
     from colony import __version__
     from colony.codec.container import VERSION
-    from colony.cost.calibrate import LTEMPLATES, TEMPLATES
+    from colony.cost.calibrate import LTEMPLATES, MEASURE_REVISION, TEMPLATES
     from colony.query.estimate import OPS, OPS_REVISION
     from colony.runtime import process
     return {"runtime": runtime, "process": process.settings() if runtime == "ray" else None, "role": spec.role, "profile": spec.profile, "emulated": spec.emulated, "threads": spec.threads,
@@ -35,10 +35,10 @@ def describe(spec, runtime: str = "ray") -> dict:
                          **{p: _version(p) for p in ("datafusion", "pyarrow", "numpy", "scikit-learn",
                                                        "datasketches")}},
             "layout": {"object_format": VERSION, "batch_rows": 65_536},
-            # the suite a record's models were fitted on and the op vector they read: a changed
-            # template, feature or count makes it stale
+            # the suite a record's models were fitted on, how its runs were timed and the op
+            # vector they read: a changed template, measurement, feature or count makes it stale
             "calibration": hashlib.sha256(json.dumps({**TEMPLATES, **LTEMPLATES}, sort_keys=True).encode())
-            .hexdigest()[:16], "ops": {"features": list(OPS), "revision": OPS_REVISION}}
+            .hexdigest()[:16], "measure": MEASURE_REVISION, "ops": {"features": list(OPS), "revision": OPS_REVISION}}
 
 
 def fingerprint(spec, runtime: str = "ray") -> str:
