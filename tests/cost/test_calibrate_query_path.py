@@ -64,6 +64,13 @@ def test_op_vector_separates_cheap_and_costly_functions_and_top_k():
     big = _ops("select id from particles order by x limit 1000")
     assert big.ops["topk"] / top.ops["topk"] > 30
     assert top.ops["topk"] > 0 and _ops("select id from particles order by x limit 1").ops["topk"] > 0
+    # every row reaching the top-k has its keys encoded and compared: rows in x keys, whatever
+    # k is, and more rows kept by the filter below it mean more of that work
+    assert top.ops["topk_in"] == pytest.approx(n) == big.ops["topk_in"] and full.ops["topk_in"] == 0
+    two = _ops("select id from particles order by x desc, id limit 10")
+    assert two.ops["topk_in"] == pytest.approx(2 * n)
+    few, most = (_ops(f"select * from particles where x < {p} order by vx limit 500") for p in (0.1, 0.99))
+    assert most.ops["topk_in"] / few.ops["topk_in"] == pytest.approx(9.9, rel=0.1)
 
 
 def test_op_vector_has_result_bytes_and_stored_bytes():
