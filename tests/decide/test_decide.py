@@ -53,6 +53,23 @@ def test_time_model_terms_add_up():
     assert set(p) == {"down", "back", "split"}
 
 
+def test_the_hosts_legs_beyond_their_links_enter_back_and_split_only():
+    """Offsets the call-path probes measured on the host's legs (the handover to the host and
+    back, the answer relayed on to the client) add to those terms of back and split."""
+    import copy
+    dev = copy.deepcopy(DEV)
+    est = _est(1e6, 0.5, aggregate=True)
+    before = predict(est, dev, HOST, HostLoad(0, 8, 8))
+    dev.call_path.update(handover={"a": 0.007, "b": 1.0}, relay={"a": 0.004, "b": 1.0})
+    p = predict(est, dev, HOST, HostLoad(0, 8, 8))
+    for pl in ("back", "split"):
+        assert p[pl]["transfer"] == pytest.approx(before[pl]["transfer"] + 0.007)
+        assert p[pl]["result"] == pytest.approx(before[pl]["result"] + 0.004)
+        assert p[pl]["total"] == pytest.approx(before[pl]["total"] + 0.011)
+    assert p["down"] == before["down"]
+    assert dev.leg("handover") == 0.007 and DEV.leg("handover") == 0.0
+
+
 def test_the_hosts_decode_of_split_results_is_priced_like_pushed_back_objects():
     """The host decodes a split's lower results as it decodes a push-back's objects, so the
     host's calibrated setup model prices both (a constant per object under-priced it 5-10x)."""

@@ -560,6 +560,16 @@ class DeviceModels:
         key = f"total:{placement}@{math.floor(math.log2(max(fitted, 1e-4) / 1e-3))}"
         return fitted * self.residuals.factor(key), key
 
+    # the legs of a placement the host runs for this device, beyond what their link models
+    # price (fitted on the call-path probes, an offset each): ``handover``, the call to the
+    # host with its objects and its answer back; ``relay``, that answer's way on to the client
+    LEGS = ("handover", "relay")
+
+    def leg(self, name: str) -> float:
+        """Seconds the probes measured on leg ``name`` beyond its link model (0 without a fit)."""
+        m = self.call_path.get(name)
+        return float(m["a"]) if m else 0.0
+
     def predict_setup(self, rows: float, objects: int) -> float:
         """What the service does with stored objects before it executes (fig 5.11's raw-data
         deserialization), as calibration timed it on the device's own path: decode and register
