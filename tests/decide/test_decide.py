@@ -68,6 +68,9 @@ def test_the_hosts_legs_beyond_their_links_enter_back_and_split_only():
         assert p[pl]["total"] == pytest.approx(before[pl]["total"] + 0.011)
     assert p["down"] == before["down"]
     assert dev.leg("handover") == 0.007 and DEV.leg("handover") == 0.0
+    dev.call_path.update(handover={"a": -10.0, "b": 1.0}, relay={"a": -10.0, "b": 1.0})   # far below the links
+    low = predict(est, dev, HOST, HostLoad(0, 8, 8))
+    assert all(low[pl]["transfer"] == 0.0 == low[pl]["result"] for pl in ("back", "split"))
 
 
 def test_the_hosts_decode_of_split_results_is_priced_like_pushed_back_objects():

@@ -129,20 +129,21 @@ def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad
             "transfer": dev.predict_transfer(rb), "deser_host": host.deser_s, "bytes": rb}
     out["down"] = down
     hb = host.predict_bytes(est.rows, est.out_width)       # the host's result, host -> client
-    handover, relay = dev.leg("handover"), dev.leg("relay")     # the host's legs beyond their links
-    back = {"transfer": dev.predict_push(est.input_bytes) + handover, "deser_host": setup_host,
-            "wait": wait, "exec_host": host_exec[0],
-            "result": host.predict_transfer(hb) + relay, "bytes": float(est.input_bytes)}
+    # the host's legs beyond their link fits (an offset each, from the call-path probes; one
+    # below the link's price may not take a leg under zero)
+    handover, relay = dev.leg("handover"), dev.leg("relay")
+    result = max(0.0, host.predict_transfer(hb) + relay)
+    back = {"transfer": max(0.0, dev.predict_push(est.input_bytes) + handover), "deser_host": setup_host,
+            "wait": wait, "exec_host": host_exec[0], "result": result, "bytes": float(est.input_bytes)}
     out["back"] = back
     if split:
         sb = dev.predict_bytes(est.split_rows, est.split_width)
         out["split"] = {"deser": setup_dev, "exec": dev_exec[1],
-                        "ser": dev.predict_ser(sb), "transfer": dev.predict_push(sb) + handover,
+                        "ser": dev.predict_ser(sb), "transfer": max(0.0, dev.predict_push(sb) + handover),
                         # the host decodes each cut's result as it decodes pushed-back objects
                         # (run_pushed), so the same calibrated model prices it
                         "deser_host": host.predict_setup(est.split_rows, max(len(est.splits), 1)), "wait": wait,
-                        "exec_host": host_exec[1],
-                        "result": host.predict_transfer(hb) + relay, "bytes": sb}
+                        "exec_host": host_exec[1], "result": result, "bytes": sb}
     if load.slowdown > 1.0:      # other work on the host's cores stretches the host's part
         for v in out.values():
             if "exec_host" in v:

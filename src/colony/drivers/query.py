@@ -507,7 +507,10 @@ def _probe_sets(sizes, seed: int):
 def calibrate_call_path(colony, host: str, devices: list[str], sizes=(40_000, 300_000), seed: int = 0) -> dict:
     """Send probe queries through the path real queries take (this client, the runtime's
     calls and links, the device's queue, the host's engine) under every placement, and fit
-    measured = a + b * predicted per placement; the device adds it to its predictions."""
+    measured = a + b * predicted per placement; the device adds it to its predictions. Before
+    that fit, the legs the probes measured are refitted where that predicts them better: the
+    device -> client link on the down probes (:func:`_client_link_fit`), and an offset for each
+    of the host's legs on the back and split probes (:func:`_leg_offset`)."""
     from colony.cost.calibrate import fill
     from colony.cost.models import DeviceModels, ape
     rng = np.random.Generator(np.random.SFC64(seed + 17))
