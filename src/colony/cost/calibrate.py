@@ -1,6 +1,6 @@
 """Calibration: timed runs of templated queries on random tables, on the device itself.
 
-Templates T1-T10 are the seeds' (thesis Table 5.5) plus T11-T24 (aggregates with few to
+Templates T1-T10 are the seeds' (thesis Table 5.5) plus T11-T21 (aggregates with few to
 one-per-row groups, count distinct, sort/limit, full sort, union, join, wide results) on
 particles, and L1-L5 on a TPC-H-shaped lineitem/orders pair (dates, decimals, strings,
 LIKE, a foreign-key join), so every operator family of the op vector is seen at several
@@ -54,9 +54,6 @@ TEMPLATES = {
     "T21": "select a.id, b.x from particles a join particles b on a.id = b.id where a.x < {p} and b.y < {p}",
     "T22": "select particle_id / {c} as g, count(*), sum(vx) from particles where x < {p} group by g",
     "T23": "select id, sqrt(x) + sqrt(y) as s, vx / {k} from particles where sqrt(z) < {p}",
-    # a join that keeps most of its inputs: T21's two filters rarely keep more than a quarter of
-    # the table (p1 p2), so its 8-9 runs left the cost per output row tangled with the filters'
-    "T24": "select a.id, a.x, b.vx, b.vy from particles a join particles b on a.id = b.id where a.z < {p2}",
 }
 # on colony.data.tpch's lineitem and orders
 LTEMPLATES = {
