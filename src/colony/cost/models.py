@@ -480,6 +480,13 @@ class Residuals:
         self.state = out
 
 
+def leg_offset(call_path: dict, name: str) -> float:
+    """The offset a call-path fit (``DeviceModels.call_path``, or a device's record of it) holds
+    for leg ``name`` (see :attr:`DeviceModels.LEGS`): 0 without one."""
+    m = call_path.get(name)
+    return float(m["a"]) if m else 0.0
+
+
 @dataclass
 class DeviceModels:
     """Everything the decision engine needs to price work on one device."""
@@ -567,8 +574,7 @@ class DeviceModels:
 
     def leg(self, name: str) -> float:
         """Seconds the probes measured on leg ``name`` beyond its link model (0 without a fit)."""
-        m = self.call_path.get(name)
-        return float(m["a"]) if m else 0.0
+        return leg_offset(self.call_path, name)
 
     def predict_setup(self, rows: float, objects: int) -> float:
         """What the service does with stored objects before it executes (fig 5.11's raw-data

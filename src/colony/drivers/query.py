@@ -7,6 +7,7 @@ Works on any colony-like object with ``call(device, service, method, ...)`` and
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import uuid
@@ -512,7 +513,7 @@ def calibrate_call_path(colony, host: str, devices: list[str], sizes=(40_000, 30
     device -> client link on the down probes (:func:`_client_link_fit`), and an offset for each
     of the host's legs on the back and split probes (:func:`_leg_offset`)."""
     from colony.cost.calibrate import fill
-    from colony.cost.models import DeviceModels, ape
+    from colony.cost.models import DeviceModels, ape, leg_offset
     rng = np.random.Generator(np.random.SFC64(seed + 17))
     sets = list(_probe_sets(sizes, seed))
     out = {}
@@ -521,9 +522,7 @@ def calibrate_call_path(colony, host: str, devices: list[str], sizes=(40_000, 30
         legs: list[tuple[float, float, float, float]] = []   # down: actual bytes, transfer; predicted both
         # the host's legs (back, split): (predicted without the installed offset, measured)
         installed = (colony.call(d, "query", "models_json") or {}).get("call_path") or {}
-
-        def old(name: str, cp=installed) -> float:     # the offset the probes' prices carry now
-            return float(cp[name]["a"]) if cp.get(name) else 0.0
+        old = functools.partial(leg_offset, installed)    # the offset the probes' prices carry now
         hosted: dict = {name: [] for name in DeviceModels.LEGS}
         unpriced = 0
         for i, (tables, probes) in enumerate(sets):
@@ -629,19 +628,25 @@ def _leg_offset(pts: list[tuple[float, float]]):
     the client: on the families benchmark (run 47) the handover of a split took 11.3 ms against
     3.8 ms priced, the result 6.1 ms against 2.0 ms, and the call-path fit scaled every split
     term by 1.6-1.9 to make up for it."""
-    from colony.cost.models import LinearModel, ape
+    from colony.cost.models import ape
     rows = np.array(pts, float).reshape(-1, 2)
     rows = rows[np.isfinite(rows).all(axis=1) & (rows[:, 1] > 0)]
     if len(rows) < 6:
         return None
     x, y = np.maximum(rows[:, 0], 0.0), rows[:, 1]
     before = float(np.median(ape(x, y)))
-    loo = _loo_ape(lambda x, y: LinearModel(a=float(np.median(y - x)), b=1.0), x, y)
+    loo = _loo_ape(_offset_fit, x, y)
     if loo >= before:
         return None
-    off = float(np.median(y - x))
+    off = _offset_fit(x, y).a
     return off, {"n": len(rows), "offset_s": off, "ape_before_median": before, "loo_ape_median": loo,
                  "ape_after_median": float(np.median(ape(x + off, y)))}
+
+
+def _offset_fit(x: np.ndarray, y: np.ndarray):
+    """measured = a + predicted, a the median difference: a fixed cost the prices leave out."""
+    from colony.cost.models import LinearModel
+    return LinearModel(a=float(np.median(y - x)), b=1.0)
 
 
 def _call_path_fit(raw: np.ndarray, act: np.ndarray):
@@ -652,7 +657,7 @@ def _call_path_fit(raw: np.ndarray, act: np.ndarray):
     constant; the offset form cannot, and no correction is kept where the probes show none."""
     from colony.cost.models import LinearModel
     forms = {"none": lambda x, y: LinearModel(a=0.0, b=1.0),
-             "offset": lambda x, y: LinearModel(a=float(np.median(y - x)), b=1.0)}
+             "offset": _offset_fit}
     if raw.min() > 0 and raw.max() / raw.min() >= 3.0:
         # a slope is identifiable only over probes of different sizes (a split fit on six
         # similar probes came out flat, b = 0, and priced TPC-H splits of 50-160 ms at ~40 ms)
