@@ -100,22 +100,3 @@ def test_bounds_of_one_keep_predicted_seconds():
         _run(b, clock, 0.01, 1.0)
     b.add(0.5)
     assert b.rate == 1.0 and b.seconds() == pytest.approx(0.5)
-
-
-def test_the_rate_compares_with_the_contention_the_decision_priced_not_the_start_peak():
-    # a burst: decided while the cores read 1.5x, started at the peak (8x), took 3x the
-    # prediction. Relative to the peak the rate fell to its floor and the next burst's
-    # decisions priced the host at a quarter; relative to what was priced it is 2
-    clock = Clock()
-    b = Backlog(threads=1, clock=clock)
-    for _ in range(4):
-        t = b.add(0.1, slowdown=1.5)
-        b.start(t)                                  # no reading given: keeps the admitted one
-        clock.t += 0.3
-        b.finish(t)
-    assert b.rate == pytest.approx(2.0)
-    t = b.add(0.1, slowdown=1.5)
-    b.start(t, slowdown=8.0)                        # a caller may still say what it compares with
-    clock.t += 0.3
-    b.finish(t)
-    assert b.rate < 2.0

@@ -7,10 +7,7 @@ on the host: ~10x low in the storm), and a backlog summed in predicted seconds t
 small, so a burst herds to it. While jobs run, the capacity they occupy is integrated
 (thread-seconds, each job its fair share of the threads), and a finished job adds what it
 occupied and its predicted seconds times the contention measured on the cores when it
-was decided (what the decision priced): the ratio of the two decaying sums is the measured rate,
-seconds per predicted second on quiet cores. Compared with the contention the decision saw,
-not the one at the job's start: in a burst the decisions come before the peak and the starts
-at it, and a rate relative to the peak told the next burst's decisions the work was cheap.
+started: the ratio of the two decaying sums is the measured rate, seconds per predicted second on quiet cores.
 The backlog is reported in those seconds, so the wait a new job meets is what the cores
 will really spend, with current contention applied on top by the caller.
 """
@@ -66,17 +63,13 @@ class Backlog:
     def __contains__(self, ticket: int | None) -> bool:
         return ticket in self._jobs
 
-    def start(self, ticket: int, slowdown: float | None = None) -> None:
-        """The job runs from now; ``slowdown``: the contention it is compared with (default:
-        the one it was admitted with, what the decision that sent it priced)."""
+    def start(self, ticket: int, slowdown: float = 1.0) -> None:
         with self._lock:
             now = self.clock()
             self._advance(now)
             job = self._jobs.get(ticket)
             if job is not None:
-                job.started = now
-                if slowdown is not None:
-                    job.slowdown = max(1.0, float(slowdown))
+                job.started, job.slowdown = now, max(1.0, float(slowdown))
 
     def finish(self, ticket: int) -> None:
         """The job is done: its predicted seconds count against the capacity it used."""

@@ -358,9 +358,7 @@ class QueryService(Service):
             load = self._host_load_locked(slow)
             if load.wait_s() > max_wait_s:
                 return {"ticket": None, "load": load.to_dict()}
-            # the contention the deciding device priced (the host's as it reads now): the job's
-            # measured time is compared with that, so the rate learns what decisions missed
-            return {"ticket": self._host_jobs.add(seconds, slowdown=slow), "load": load.to_dict()}
+            return {"ticket": self._host_jobs.add(seconds), "load": load.to_dict()}
 
     @endpoint
     def unadmit(self, ticket: int) -> None:
@@ -724,7 +722,7 @@ class QueryService(Service):
             else:
                 ticket = self._host_jobs.add(self._service_s, start=True, slowdown=slow, measured=False)
         else:
-            self._host_jobs.start(ticket)
+            self._host_jobs.start(ticket, slowdown=slow)
         done = False
         try:
             # in process, decode the objects here; a worker decodes them itself (in its timed
