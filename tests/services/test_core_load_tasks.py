@@ -16,43 +16,28 @@ from colony.data import uniform
 from colony.errors import QueryTimeout
 from colony.query import plan as qplan
 from colony.query.worker import WorkerPool
-from colony.services.cpu import CoreLoad, core_share, others_stretch, task_times
+from colony.services.cpu import CoreLoad, others_stretch, task_times
 
 MS = 1_000_000
 
 
-def _stretch(prev, cur, wall_s, cores):
-    got = core_share(prev, cur, wall_s, cores)
-    return None if got is None else others_stretch([got])
-
-
-def test_the_stretch_is_the_cores_our_work_could_use_over_what_it_got():
+def test_others_stretch_is_the_cores_our_work_could_use_over_what_it_got():
     # one thread of ours got a quarter of the 100 ms it wanted on one core: stretched 4x
-    assert _stretch({1: (0, 0)}, {1: (25 * MS, 75 * MS)}, 0.1, cores=1) == pytest.approx(4.0)
+    assert others_stretch({1: (0, 0)}, {1: (25 * MS, 75 * MS)}, 0.1, cores=1) == pytest.approx(4.0)
     # two threads of ours shared one core between themselves: nobody else
-    assert _stretch({1: (0, 0), 2: (0, 0)}, {1: (50 * MS, 50 * MS), 2: (50 * MS, 50 * MS)},
-                    0.1, cores=1) == pytest.approx(1.0)
+    assert others_stretch({1: (0, 0), 2: (0, 0)}, {1: (50 * MS, 50 * MS), 2: (50 * MS, 50 * MS)},
+                          0.1, cores=1) == pytest.approx(1.0)
     # two cores, one thread of ours and two others: a new query shares them with the two
-    assert _stretch({1: (0, 0)}, {1: (int(66.7 * MS), int(33.3 * MS))}, 0.1, cores=2) == \
+    assert others_stretch({1: (0, 0)}, {1: (int(66.7 * MS), int(33.3 * MS))}, 0.1, cores=2) == \
         pytest.approx(1.5, rel=0.01)
     # four threads of ours got half the core (a group's share under group scheduling, or
     # four others on it): our work gets half of what it could use, not an eighth
-    assert _stretch({i: (0, 0) for i in range(4)}, {i: (int(12.5 * MS), int(87.5 * MS)) for i in range(4)},
-                    0.1, cores=1) == pytest.approx(2.0)
+    assert others_stretch({i: (0, 0) for i in range(4)}, {i: (int(12.5 * MS), int(87.5 * MS)) for i in range(4)},
+                          0.1, cores=1) == pytest.approx(2.0)
     # never waited: 1; hardly ran (or a thread only in one reading): no evidence
-    assert _stretch({1: (0, 0)}, {1: (90 * MS, 0)}, 0.1, cores=1) == 1.0
-    assert _stretch({1: (0, 0)}, {1: (5 * MS, 5 * MS)}, 0.1, cores=1) is None
-    assert _stretch({1: (0, 0)}, {2: (90 * MS, 10 * MS)}, 0.1, cores=1) is None
-
-
-def test_a_starved_tick_weighs_by_its_evidence_not_as_a_spike():
-    # the host's workers once got 0.2 ms of a 50 ms tick (the host process itself took the
-    # core receiving 32 pushed objects): alone that reads ~250x and took the host's rate to
-    # its floor; summed with the ticks around it, it is one tick of a loaded window
-    ticks = [(0.05, 0.0002), (0.05, 0.04), (0.05, 0.045)]
-    assert others_stretch(ticks) == pytest.approx(0.15 / 0.0852)
-    assert others_stretch([(0.05, 0.0001)]) == 20.0             # at most the cap
-    assert others_stretch([]) is None
+    assert others_stretch({1: (0, 0)}, {1: (90 * MS, 0)}, 0.1, cores=1) == 1.0
+    assert others_stretch({1: (0, 0)}, {1: (5 * MS, 5 * MS)}, 0.1, cores=1) is None
+    assert others_stretch({1: (0, 0)}, {2: (90 * MS, 10 * MS)}, 0.1, cores=1) is None
 
 
 def _schedstat() -> bool:

@@ -52,16 +52,16 @@ def task_times(pids: Iterable[int]) -> dict[int, tuple[int, int]]:
     return out
 
 
-def core_share(prev: dict[int, tuple[int, int]], cur: dict[int, tuple[int, int]], wall_s: float,
-               cores: int, min_busy: float = 0.2) -> tuple[float, float] | None:
-    """(core-seconds these threads could have used, core-seconds they got) between two
-    readings of :func:`task_times` ``wall_s`` apart (None: they hardly ran, no evidence).
+def others_stretch(prev: dict[int, tuple[int, int]], cur: dict[int, tuple[int, int]], wall_s: float,
+                   cores: int, min_busy: float = 0.2) -> float | None:
+    """Stretch that everything but these threads puts on them, from two readings of
+    :func:`task_times` ``wall_s`` apart (None: the threads hardly ran, no evidence).
 
-    While they waited for a CPU they got ``cpu`` where they could have used
-    ``min(cores * wall, runnable)``; the ratio is how much less of the cores the work gets
+    While they waited for a CPU, they got ``cpu / wall`` cores where they could have used
+    ``min(cores, runnable / wall)``: the ratio is how much less of the cores the work gets
     than it would alone. Their competing with each other is not in it (nothing else waiting:
     they got what they could use), and it does not assume the kernel shares per thread: with
-    group scheduling (autogroup) a process of many threads gets a group's share."""
+    group scheduling a process of many threads gets a group's share, not one per thread."""
     cpu = wait = 0
     for tid, (c1, w1) in cur.items():
         p = prev.get(tid)
@@ -72,17 +72,8 @@ def core_share(prev: dict[int, tuple[int, int]], cur: dict[int, tuple[int, int]]
     if wall <= 0 or run < min_busy * wall or cpu <= 0:
         return None
     if cpu / run >= 0.98:         # hardly waited: nothing else wanted these cores
-        return cpu / 1e9, cpu / 1e9
-    return min(cores * wall, run) / 1e9, cpu / 1e9
-
-
-def others_stretch(samples, cap: float = 20.0) -> float | None:
-    """Stretch of the work by everything else over ``samples`` of :func:`core_share`: what it
-    could have used over what it got, summed first (a tick in which it got almost nothing
-    weighs by its evidence, not as a 1/x spike), at most ``cap``."""
-    could = sum(s[0] for s in samples)
-    got = sum(s[1] for s in samples)
-    return None if got <= 0 else max(1.0, min(cap, could / got))
+        return 1.0
+    return max(1.0, min(cores, run / wall) / (cpu / wall))
 
 
 class CoreLoad:
@@ -101,12 +92,12 @@ class CoreLoad:
             return cls._shared[key]
 
     def __init__(self, window_s: float = 2.0, every_s: float = 0.2, spin_s: float = 0.003,
-                 task_every_s: float = 0.05, task_window_s: float = 0.3) -> None:
+                 task_every_s: float = 0.05, task_window_s: float = 0.2) -> None:
         self.window_s, self.every_s, self.spin_s = window_s, every_s, spin_s
         self.task_every_s, self.task_window_s = task_every_s, task_window_s
         self.cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         self._samples: deque = deque()
-        self._task_samples: deque = deque()          # (time, (could use, got)) from the watched threads
+        self._task_samples: deque = deque()          # (time, others' stretch) from the watched threads
         self._watched: list[Callable[[], Iterable[int]]] = []
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -153,7 +144,7 @@ class CoreLoad:
                 next_probe = now + self.every_s
             pids = self._watched_pids() if self._watched else ()
             cur, t_cur = (task_times(pids) if pids else {}), time.perf_counter()
-            got = core_share(prev, cur, t_cur - t_prev, self.cores) if prev and cur else None
+            got = others_stretch(prev, cur, t_cur - t_prev, self.cores) if prev and cur else None
             prev, t_prev = cur, t_cur
             if got is not None:
                 with self._lock:
@@ -183,7 +174,7 @@ class CoreLoad:
         cutoff = time.monotonic() - self.task_window_s
         with self._lock:
             s = [x[1] for x in self._task_samples if x[0] >= cutoff]
-        return others_stretch(s) if s else None
+        return sum(s) / len(s) if s else None
 
     def settled(self, own: float = 0.0) -> float:
         """:meth:`slowdown` over a window sampled from now on (waits ``window_s``): none of
