@@ -8,10 +8,11 @@ settings:
 - **its running work** (:meth:`CoreLoad.watch`): while the device's queries run, the kernel's
   scheduler statistics of their threads (``/proc/<pid>/task/<tid>/schedstat``: time on a CPU
   and time runnable but waiting) say, every ``task_every_s``, which share of the time they
-  wanted they got, so how much less of its cores the device's work gets than it would
-  alone: the cores it could use over the cores it got. It is read from counters the kernel
-  keeps anyway (~30 us a read), and it follows a burst within a tick: when the device's
-  four neighbours on a shared core all start queries at once, the next tick shows it.
+  wanted they got. Under fair scheduling that share tells how many tasks compete for the
+  cores, so how many *others* (not the device's own threads) a new query would share them
+  with. It is read from counters the kernel keeps anyway (~30 us a read), and it follows a
+  burst within a tick: when the device's four neighbours on a shared core all start queries
+  at once, the next tick shows it.
 - **a probe** (when nothing of the device's runs): a daemon thread spins for a few
   milliseconds every ``every_s`` and records which share of that wall time it was actually
   on a CPU (``time.thread_time``): the share a new piece of work gets on these cores now.
@@ -54,26 +55,26 @@ def task_times(pids: Iterable[int]) -> dict[int, tuple[int, int]]:
 
 def others_stretch(prev: dict[int, tuple[int, int]], cur: dict[int, tuple[int, int]], wall_s: float,
                    cores: int, min_busy: float = 0.2) -> float | None:
-    """Stretch that everything but these threads puts on them, from two readings of
+    """Stretch that everything but these threads puts on new work, from two readings of
     :func:`task_times` ``wall_s`` apart (None: the threads hardly ran, no evidence).
 
-    While they waited for a CPU, they got ``cpu / wall`` cores where they could have used
-    ``min(cores, runnable / wall)``: the ratio is how much less of the cores the work gets
-    than it would alone. Their competing with each other is not in it (nothing else waiting:
-    they got what they could use), and it does not assume the kernel shares per thread: with
-    group scheduling a process of many threads gets a group's share, not one per thread."""
+    The threads got ``s`` = on-CPU / runnable of the time they wanted; under fair scheduling
+    ``N = cores / s`` tasks competed (when ``s`` < 1), ``n`` = runnable / wall of them ours,
+    so a new query shares the cores with ``N - n`` others: stretch ``(N - n + 1) / cores``."""
     cpu = wait = 0
     for tid, (c1, w1) in cur.items():
         p = prev.get(tid)
         if p is not None:
             cpu += max(0, c1 - p[0])
             wait += max(0, w1 - p[1])
-    run, wall = cpu + wait, wall_s * 1e9
-    if wall <= 0 or run < min_busy * wall or cpu <= 0:
+    run = cpu + wait
+    if wall_s <= 0 or run < min_busy * wall_s * 1e9 or cpu <= 0:
         return None
-    if cpu / run >= 0.98:         # hardly waited: nothing else wanted these cores
+    share = cpu / run
+    if share >= 0.98:             # nothing kept them waiting: no one else wanted these cores
         return 1.0
-    return max(1.0, min(cores, run / wall) / (cpu / wall))
+    others = max(0.0, cores / share - run / (wall_s * 1e9))
+    return max(1.0, (others + 1.0) / cores)
 
 
 class CoreLoad:
