@@ -253,11 +253,6 @@ class WorkerPool:
             if not ws:
                 del self.running[query_id]
 
-    def live_pids(self) -> list[int]:
-        """Pids of the workers running queries now."""
-        with self._lock:
-            return list(self.live)
-
     def state(self) -> dict:
         """live and deadline-killed pids, pids per running query id, cancel-stopped workers,
         the bound on workers at once and how long recent runs waited for one."""

@@ -20,7 +20,6 @@ from collections import OrderedDict
 import os
 import threading
 import time
-import weakref
 from typing import Any
 
 import numpy as np
@@ -122,11 +121,6 @@ class QueryService(Service):
         self._running = 0                      # own queries executing now (device or host side)
         # in-process colonies share one process among all devices and the client: nothing to attribute
         self.cores = CoreLoad.shared() if ctx.own_process else None
-        if self.cores is not None and self._workers is not None:
-            # the kernel's statistics of the running workers' threads: contention seen by the
-            # work itself, within a tick of a burst's start (the probe averages seconds)
-            workers = weakref.ref(self._workers)
-            self.cores.watch(lambda: workers().live_pids() if workers() is not None else ())
         self._load_models()
 
     # -- models ----------------------------------------------------------------
