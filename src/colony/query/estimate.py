@@ -68,6 +68,8 @@ STR = {"like", "ilike", "substring", "starts_with", "ends_with", "contains", "lo
        "char_length", "character_length", "trim", "ltrim", "rtrim", "replace", "regexp_like", "regexp_match"}
 # bump when an operator's count changes: calibrations fitted on the old counts are stale
 OPS_REVISION = 2
+# DataFusion's batch size: a limit over a scan stops at a batch boundary
+BATCH_ROWS = 8192
 # DataFusion evaluates the right side of an AND on the rows its left side keeps when
 # that side keeps at most this fraction of a batch (BinaryExpr pre-selection)
 PRESELECT = 0.2
@@ -339,6 +341,11 @@ def _numpy_eval(e, cols: dict, consts: Callable | None = None, coded: bool | Non
             return _ONE[name](args[0])
         if name == "round":
             return np.round(args[0], int(args[1]) if len(args) > 1 else 0)
+        if name == "case" and len(args) % 2 == 1 and all(a is not None for a in args):
+            conds = [np.asarray(c, dtype=bool) for c in args[:-1:2]]
+            shape = np.broadcast_shapes(*(np.shape(a) for a in args))
+            return np.select([np.broadcast_to(c, shape) for c in conds],
+                             [np.broadcast_to(r, shape) for r in args[1:-1:2]], default=args[-1])
     raise Unsupported(f"function {name!r} has no model")
 
 
@@ -495,21 +502,25 @@ class Estimator:
                 return sub.exprs[0] if sub.exprs else ("opaque", [])
             self._bound("IN/EXISTS subquery expression: selectivity 1/2")
             return ("opaque", [])
-        if "ifThen" in j or "switchExpression" in j:
-            kids = []
-
-            def walk(o):
-                if isinstance(o, dict):
-                    if "selection" in o or "literal" in o or "scalarFunction" in o:
-                        kids.append(self._expr(o, inp))
-                        return
-                    for v in o.values():
-                        walk(v)
-                elif isinstance(o, list):
-                    for v in o:
-                        walk(v)
-            walk(j)
-            return ("opaque", kids)
+        if "ifThen" in j:          # CASE WHEN c1 THEN r1 ... ELSE e END: ("fn", "case", [c1, r1, ..., e])
+            it = j["ifThen"]
+            ifs, args, m = it.get("ifs", []), [], None
+            if ifs and "then" not in ifs[0]:   # DataFusion's CASE m WHEN v ...: m first, alone
+                m, ifs = self._expr(ifs[0]["if"], inp), ifs[1:]
+            for c in ifs:
+                cond = self._expr(c["if"], inp)
+                args += [cond if m is None else ("fn", "equal", [m, cond]), self._expr(c["then"], inp)]
+            return ("fn", "case", args + [self._expr(it["else"], inp) if "else" in it else ("lit", None)])
+        if "switchExpression" in j:   # CASE m WHEN v1 THEN r1 ...: the same, comparing m with each v
+            sw = j["switchExpression"]
+            m = self._expr(sw["match"], inp)
+            args = []
+            for c in sw.get("ifs", []):
+                args += [("fn", "equal", [m, self._expr({"literal": c["if"]}, inp)]), self._expr(c["then"], inp)]
+            return ("fn", "case", args + [self._expr(sw["else"], inp) if "else" in sw else ("lit", None)])
+        if "windowFunction" in j:     # its sort is counted by the project that holds it
+            w = j["windowFunction"]
+            return ("opaque", [self._expr(a["value"], inp) for a in w.get("arguments", []) if "value" in a])
         return ("opaque", [])
 
     def _count(self, e, n: float) -> None:
@@ -769,6 +780,13 @@ class Estimator:
                 # spread over about 6 standard deviations
                 return max(1.0, min(g, 6.0 * math.sqrt(n / max(g, 1.0)) + 1.0, math.sqrt(2.0 * n)))
             return max(1.0, g)
+        if e[0] == "fn" and e[1] == "case":
+            # at most the distinct values of its results: CASE WHEN x < c THEN 1 ELSE 2 END has
+            # two, however many distinct x it reads (counted as x's, it made a 2-group
+            # aggregation a million-group one)
+            res = e[2][1:-1:2] + [e[2][-1]]
+            lits = {repr(r[1]) for r in res if r[0] == "lit"}
+            return max(1.0, len(lits) + sum(self._ndv(r) for r in res if r[0] != "lit"))
         cols = _columns(e)
         if len(cols) != 1:
             return INF
@@ -1021,6 +1039,12 @@ class Estimator:
         new = [self._expr(x, inp) for x in b.get("expressions", [])]
         for e in new:
             self._count(e, inp.rows)
+        # a window function with partition or order keys: the engine sorts the rows by them,
+        # once per distinct key list (DataFusion: a SortExec under the window's exec)
+        specs = {json.dumps([w.get("partitions", []), w.get("sorts", [])], sort_keys=True)
+                 for w in _windows(b.get("expressions", [])) if w.get("partitions") or w.get("sorts")}
+        for _ in specs:
+            self._add("sort", inp.rows * max(1.0, math.log2(max(inp.rows, 2.0))))
         return replace(inp, exprs=self._emit(b, inp.exprs + new))
 
     def _fetch(self, b: dict) -> Node:
@@ -1028,7 +1052,18 @@ class Estimator:
         off = int(b.get("offsetExpr", {}).get("literal", {}).get("i64", b.get("offset", 0)) or 0)
         if count is not None and int(count) >= 0 and "sort" in b["input"]:
             self._topk = int(count) + off        # the engine keeps a heap of count + offset rows, not a full sort
+        before = Counter(self.ops)
         inp = self.rel(b["input"])
+        if count is not None and int(count) >= 0 and inp.rows > 0 and is_pure(b["input"]):
+            # over a read, filter and row-wise project the engine stops pulling batches once
+            # count + offset rows came out: it reads the input rows that hold that many
+            # matches, rounded up to whole batches, and the work under the limit shrinks so
+            base = max(float(inp.base_rows or 0.0), inp.rows)
+            need = (int(count) + off) * base / inp.rows
+            f = min(1.0, math.ceil(need / BATCH_ROWS) * BATCH_ROWS / base)
+            if f < 1.0:
+                for op in self.ops:
+                    self.ops[op] = before[op] + (self.ops[op] - before[op]) * f
         rows = max(0.0, inp.rows - off)
         if count is not None and int(count) >= 0:
             rows = min(rows, float(count))
@@ -1359,6 +1394,17 @@ def _width(exprs: list, stats: dict) -> float:
         else:
             w += 8.0
     return w
+
+
+def _windows(o) -> list[dict]:
+    """The window functions anywhere in ``o`` (an expression or a list of them)."""
+    if isinstance(o, dict):
+        if "windowFunction" in o:
+            return [o["windowFunction"]]
+        return [w for v in o.values() for w in _windows(v)]
+    if isinstance(o, list):
+        return [w for v in o for w in _windows(v)]
+    return []
 
 
 def _rowwise(b: dict) -> bool:
