@@ -52,6 +52,11 @@ TEMPLATES = {
     "T19": "select id, x from particles where z < {p} order by x",
     "T20": "select id, x from particles where x < {p} union all select id, y from particles where y > {p}",
     "T21": "select a.id, b.x from particles a join particles b on a.id = b.id where a.x < {p} and b.y < {p}",
+    # window functions: a sort by partition and order keys, state per partition (few to one
+    # per particle), and an order-only window over an unsorted key
+    "T24": "select id, row_number() over (partition by particle_id & {m} order by x) as r from particles where y < {p}",
+    "T25": "select id, sum(vz) over (partition by particle_id) as s from particles where z < {p}",
+    "T26": "select id, x - lag(x) over (order by vx) as d from particles where y < {p}",
     "T22": "select particle_id / {c} as g, count(*), sum(vx) from particles where x < {p} group by g",
     "T23": "select id, sqrt(x) + sqrt(y) as s, vx / {k} from particles where sqrt(z) < {p}",
 }
