@@ -67,7 +67,7 @@ MATH = {"sqrt", "exp", "ln", "sin", "cos", "tan", "atan", "asin", "acos", "sinh"
 STR = {"like", "ilike", "substring", "starts_with", "ends_with", "contains", "lower", "upper", "concat", "strpos",
        "char_length", "character_length", "trim", "ltrim", "rtrim", "replace", "regexp_like", "regexp_match"}
 # bump when an operator's count changes: calibrations fitted on the old counts are stale
-OPS_REVISION = 3
+OPS_REVISION = 4
 # DataFusion's batch size: a limit over a scan stops at a batch boundary
 BATCH_ROWS = 8192
 # DataFusion evaluates the right side of an AND on the rows its left side keeps when
@@ -174,14 +174,16 @@ def _safe(f):
 # expression trees resolved to base columns
 # ---------------------------------------------------------------------------------------
 # ("col", table, name, read#) | ("lit", value) | ("fn", name, args) | ("agg", name, args) | ("opaque", args)
+# | ("win", args): a window function (its work is counted by the project holding it)
 # read# numbers the plan's table reads, so a self-join's two sides are different columns.
 
 def _columns(e) -> set:
     """Base columns an expression reads, as (table, name, read#); aggregates are constants here."""
     if e[0] == "col":
         return {tuple(e[1:])}
-    if e[0] in ("fn", "opaque"):
-        return set().union(*[_columns(a) for a in e[-1]]) if e[-1] else set()
+    if e[0] in ("fn", "opaque", "win"):     # ("fn", name, args[, "dec"]) | ("opaque", args) | ("win", args)
+        args = e[2] if e[0] == "fn" else e[1]
+        return set().union(*[_columns(a) for a in args]) if args else set()
     return set()
 
 
@@ -518,9 +520,9 @@ class Estimator:
             for c in sw.get("ifs", []):
                 args += [("fn", "equal", [m, self._expr({"literal": c["if"]}, inp)]), self._expr(c["then"], inp)]
             return ("fn", "case", args + [self._expr(sw["else"], inp) if "else" in sw else ("lit", None)])
-        if "windowFunction" in j:     # its sort is counted by the project that holds it
+        if "windowFunction" in j:     # counted (rows, partitions, sort) by the project that holds it
             w = j["windowFunction"]
-            return ("opaque", [self._expr(a["value"], inp) for a in w.get("arguments", []) if "value" in a])
+            return ("win", [self._expr(a["value"], inp) for a in w.get("arguments", []) if "value" in a])
         return ("opaque", [])
 
     def _count(self, e, n: float) -> None:
@@ -529,8 +531,9 @@ class Estimator:
             self._add("arith_dec" if len(e) > 3 and e[3] == "dec" else category(e[1]), n * k)
             for a in e[2]:
                 self._count(a, n)
-        elif e[0] == "opaque":
-            self._add("func", n)
+        elif e[0] in ("opaque", "win"):
+            if e[0] == "opaque":
+                self._add("func", n)
             for a in e[1]:
                 self._count(a, n)
 
