@@ -1,5 +1,5 @@
-"""Shapes a query set brought that the calibration never ran (the eighteenth stop's unseen
-families): a CASE key has its results' distinct values, not its inputs'; a window function
+"""Shapes a query set brought that the calibration never ran (the nineteenth stop's shape
+sets, src/colony/bench/queries/shapes): a CASE key has its results' distinct values, not its inputs'; a window function
 sorts its rows by its keys and keeps state per partition (counted, and calibrated by
 templates T24-T26); a limit over a scan stops the scan early. Each was off by 3-20x before."""
 
