@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.ensemble import RandomForestRegressor
 
-from colony.cost.models import (BlendExec, DeviceModels, ForestExec, LinearModel, NNLSExec, _folds, ape,
+from colony.cost.models import (BlendExec, DeviceModels, ForestExec, LinearModel, NNLSExec, OpsExec, _folds, ape,
                                 exec_from_json, fit_exec)
 from colony.errors import InvalidArgument
 from colony.query.estimate import OPS
@@ -152,7 +152,7 @@ def test_cross_validated_blend_error_is_that_of_blends_fitted_per_fold():
     """fit_exec scores the blend from its parts' held-out predictions instead of fitting both
     again: the shortcut must give exactly what fitting a blend on each fold gives."""
     runs = [dict(r, template=f"T{i % 12}") for i, r in enumerate(_runs(180, 3))]
-    _, report = fit_exec(runs, seed=0)
+    _, report = fit_exec(runs, seed=0, repeats=1)
     X, T, y = _xty(runs)
     fold, _ = _folds(runs, 5, np.random.Generator(np.random.SFC64(0)))
     pred = np.empty(len(y))
@@ -160,6 +160,26 @@ def test_cross_validated_blend_error_is_that_of_blends_fitted_per_fold():
         te, tr = fold == k, fold != k
         pred[te] = BlendExec.fit(X[tr], T[tr], y[tr], 0).predict(X[te], T[te])
     assert report["blend"]["ape_median"] == pytest.approx(float(np.median(ape(pred, y))), rel=1e-9)
+
+
+def test_the_choice_averages_each_runs_error_over_several_template_groupings():
+    """With one grouping of templates into folds, which templates were held out together
+    moved a device's median by 2-4 points; each run's error is the mean over ``repeats``
+    groupings, drawn one after another from the seed's stream."""
+    runs = [dict(r, template=f"T{i % 12}") for i, r in enumerate(_runs(180, 3))]
+    _, report = fit_exec(runs, seed=0, repeats=3)
+    X, T, y = _xty(runs)
+    rng = np.random.Generator(np.random.SFC64(0))
+    errs = []
+    for _ in range(3):
+        fold, _ = _folds(runs, 5, rng)
+        pred = np.empty(len(y))
+        for k in range(int(fold.max()) + 1):
+            te, tr = fold == k, fold != k
+            pred[te] = OpsExec.fit(X[tr], T[tr], y[tr]).predict(X[te], T[te])
+        errs.append(ape(pred, y))
+    assert report["ops"]["ape_median"] == pytest.approx(float(np.median(np.mean(errs, axis=0))), rel=1e-9)
+    assert "repeated 3x" in report["selection"]
 
 
 def test_a_kept_blend_prices_each_vector_as_its_batch_prediction_and_extrapolates_linearly():
