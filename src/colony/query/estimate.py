@@ -1431,7 +1431,7 @@ def _windows(o) -> list[dict]:
 
 def _rowwise(b: dict) -> bool:
     """A project whose expressions look at one row at a time (no window functions)."""
-    return "windowFunction" not in json.dumps(b.get("expressions", []))
+    return not _windows(b.get("expressions", []))
 
 
 def is_pure(rel: dict, windows: bool = True) -> bool:
