@@ -442,6 +442,11 @@ class Estimator:
         for t in self._taps:
             t[op] += n
 
+    def _add_sort(self, rows: float, keys: int) -> None:
+        """A full sort: n log2 n per key (DataFusion, 180k rows, one thread: by one key 16.6 ms,
+        by two 28-39 ms)."""
+        self._add("sort", rows * max(1.0, math.log2(max(rows, 2.0))) * max(1, keys))
+
     def _bound(self, why: str) -> None:
         if why not in self.bounds:
             self.bounds.append(why)
@@ -504,26 +509,29 @@ class Estimator:
                 return sub.exprs[0] if sub.exprs else ("opaque", [])
             self._bound("IN/EXISTS subquery expression: selectivity 1/2")
             return ("opaque", [])
-        if "ifThen" in j:          # CASE WHEN c1 THEN r1 ... ELSE e END: ("fn", "case", [c1, r1, ..., e])
+        if "ifThen" in j:          # CASE WHEN c1 THEN r1 ... ELSE e END
             it = j["ifThen"]
-            ifs, args, m = it.get("ifs", []), [], None
+            ifs, m = it.get("ifs", []), None
             if ifs and "then" not in ifs[0]:   # DataFusion's CASE m WHEN v ...: m first, alone
                 m, ifs = self._expr(ifs[0]["if"], inp), ifs[1:]
-            for c in ifs:
-                cond = self._expr(c["if"], inp)
-                args += [cond if m is None else ("fn", "equal", [m, cond]), self._expr(c["then"], inp)]
-            return ("fn", "case", args + [self._expr(it["else"], inp) if "else" in it else ("lit", None)])
+            return self._case(m, [(c["if"], c["then"]) for c in ifs], it.get("else"), inp)
         if "switchExpression" in j:   # CASE m WHEN v1 THEN r1 ...: the same, comparing m with each v
             sw = j["switchExpression"]
-            m = self._expr(sw["match"], inp)
-            args = []
-            for c in sw.get("ifs", []):
-                args += [("fn", "equal", [m, self._expr({"literal": c["if"]}, inp)]), self._expr(c["then"], inp)]
-            return ("fn", "case", args + [self._expr(sw["else"], inp) if "else" in sw else ("lit", None)])
+            return self._case(self._expr(sw["match"], inp), [({"literal": c["if"]}, c["then"]) for c in sw.get("ifs", [])],
+                              sw.get("else"), inp)
         if "windowFunction" in j:     # counted (rows, partitions, sort) by the project that holds it
             w = j["windowFunction"]
             return ("win", [self._expr(a["value"], inp) for a in w.get("arguments", []) if "value" in a])
         return ("opaque", [])
+
+    def _case(self, m, clauses: list, els, inp: Node):
+        """("fn", "case", [c1, r1, ..., else]) from (condition, result) clauses; with ``m``
+        (CASE m WHEN v ...) each condition is ``m = v``; no ELSE is NULL."""
+        args = []
+        for cond, then in clauses:
+            c = self._expr(cond, inp)
+            args += [c if m is None else ("fn", "equal", [m, c]), self._expr(then, inp)]
+        return ("fn", "case", args + [self._expr(els, inp) if els is not None else ("lit", None)])
 
     def _count(self, e, n: float) -> None:
         if e[0] == "fn":
@@ -1055,7 +1063,7 @@ class Estimator:
             if spec in seen or not (parts or sorts):
                 continue
             seen.add(spec)
-            self._add("sort", inp.rows * max(1.0, math.log2(max(inp.rows, 2.0))) * (len(parts) + len(sorts)))
+            self._add_sort(inp.rows, len(parts) + len(sorts))
             if parts:
                 keys = [self._expr(x, inp) for x in parts]
                 for k in keys:
@@ -1065,23 +1073,25 @@ class Estimator:
 
     def _fetch(self, b: dict) -> Node:
         count = b.get("countExpr", {}).get("literal", {}).get("i64", b.get("count"))
+        count = int(count) if count is not None and int(count) >= 0 else None    # None: no limit
         off = int(b.get("offsetExpr", {}).get("literal", {}).get("i64", b.get("offset", 0)) or 0)
-        if count is not None and int(count) >= 0 and "sort" in b["input"]:
-            self._topk = int(count) + off        # the engine keeps a heap of count + offset rows, not a full sort
-        before = Counter(self.ops)
+        if count is not None and "sort" in b["input"]:
+            self._topk = count + off        # the engine keeps a heap of count + offset rows, not a full sort
+        streaming = count is not None and is_pure(b["input"])
+        before = Counter(self.ops) if streaming else None
         inp = self.rel(b["input"])
-        if count is not None and int(count) >= 0 and inp.rows > 0 and is_pure(b["input"]):
+        if streaming and inp.rows > 0:
             # over a read, filter and row-wise project the engine stops pulling batches once
             # count + offset rows came out: it reads the input rows that hold that many
             # matches, rounded up to whole batches, and the work under the limit shrinks so
             base = max(float(inp.base_rows or 0.0), inp.rows)
-            need = (int(count) + off) * base / inp.rows
+            need = (count + off) * base / inp.rows
             f = min(1.0, math.ceil(need / BATCH_ROWS) * BATCH_ROWS / base)
             if f < 1.0:
                 for op in self.ops:
                     self.ops[op] = before[op] + (self.ops[op] - before[op]) * f
         rows = max(0.0, inp.rows - off)
-        if count is not None and int(count) >= 0:
+        if count is not None:
             rows = min(rows, float(count))
         # one per LIMIT: slicing the batches that pass is the operator's own work, next to
         # nothing; counted per row it took the top-k heap's cost in calibration (T12, L5: 2-10 us
@@ -1108,8 +1118,7 @@ class Estimator:
             # the two (take_runs); priced without this term, 9.8 and 6.6 ms
             self._add("topk_in", inp.rows * max(1, len(b.get("sorts", []))))
         else:
-            # per key: DataFusion, 180k rows, one thread, by one key 16.6 ms, by two 28-39 ms
-            self._add("sort", inp.rows * max(1.0, math.log2(max(inp.rows, 2.0))) * max(1, len(b.get("sorts", []))))
+            self._add_sort(inp.rows, len(b.get("sorts", [])))
         return replace(inp, exprs=self._emit(b, inp.exprs))
 
     def _aggregate(self, b: dict) -> Node:
