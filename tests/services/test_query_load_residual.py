@@ -34,7 +34,7 @@ def _models(name: str, threads: int, per_row: float) -> DeviceModels:
 
 
 def test_a_stretch_the_queries_do_not_feel_is_corrected_not_added(cores):
-    rows = 100_000
+    rows = 300_000
     lc = LocalColony(devices_config({"host": {"role": "host", "threads": 2, "services": {"query": {}}},
                                      "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {}},
                                               "pools": ["particles"]}}))
@@ -44,6 +44,8 @@ def test_a_stretch_the_queries_do_not_feel_is_corrected_not_added(cores):
     svc.models, svc.host_models = _models("nic0", 1, 1e-7), _models("host", 2, 1e-7)
     client = QueryClient(lc, "host", {"particles": TableSpec("particles", "particles")})
     sql = "select particle_id & 7 as g, count(*), sum(vx) from particles where x < 0.6 group by g"
+    for _ in range(3):                                # warm-up: the first runs plan and page in
+        client.query(sql, "down")
     took = float(np.median([client.query(sql, "down").actual["exec"] for _ in range(7)]))
     svc.models = _models("nic0", 1, took / rows)      # priced at what it takes, no correction yet
     # the sampler now reads 1.6x, but nothing else runs: the queries take what they took
@@ -56,6 +58,8 @@ def test_a_stretch_the_queries_do_not_feel_is_corrected_not_added(cores):
     fam = svc.models.family(last[-1].decision["estimate"]["ops"])
     # learnt against exec x 1.6, the correction takes the stretch back out (1 / 1.6 = 0.62) and
     # the loaded price stays at what ran; learnt against exec alone (before), the factor stayed
-    # near 1 and the stretch priced 1.6x what ran
-    assert svc.models.residuals.factor(fam) < 0.8
+    # near 1 and the stretch priced 1.6x what ran. Both are read against what ran (the queries
+    # may run slower or faster than the baseline on a busy CI machine), not against 1 / 1.6
+    factor = svc.models.residuals.factor(fam)
+    assert 0.75 < factor * 1.6 * took / measured < 1.33
     assert 0.7 < priced / measured < 1.3
