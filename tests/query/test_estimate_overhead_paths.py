@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from colony.bench.query_families import read_families
-from colony.cost.models import DeviceModels, LinearModel, NNLSExec, OpsExec, Residuals, _x
+from colony.cost.models import _SHAPE, DeviceModels, LinearModel, NNLSExec, OpsExec, Residuals, _x
 from colony.data import tpch, uniform
 from colony.drivers.workload import read_queries
 from colony.query import plan as qplan
-from colony.query.estimate import (OPS, Coded, Estimator, _fn_names, _marks, _numpy_eval, _root, _width, estimate,
+from colony.query.estimate import (OPS, POISSON_EXACT, Coded, Estimator, _fn_names, _marks, _numpy_eval, _root, _width, estimate,
                                    is_pure, plan_json, split_points)
 from colony.query.stats import TableStats
 
@@ -143,7 +143,9 @@ def test_split_points_serialize_once_and_find_the_same_cuts(cases):
 
 
 def test_estimate_of_freshly_decoded_plans_equals_estimate_of_copies(cases):
-    """estimate() reads the decoded plan's text when handed the dict plan_json just returned."""
+    """estimate() reads the decoded plan's marks when handed the dict plan_json just returned
+    (no window function marked: no projection is walked to look for one); a copy has none
+    and is walked."""
     import copy
     sch = {"particles": uniform(10).schema}
     for sql, pj, stats in cases[::3]:
@@ -179,6 +181,10 @@ def test_model_predictions_equal_the_plain_formulas():
     for i in range(40):
         share = X[i] * (np.asarray(ops.serial) + np.asarray(ops.parallel) / 2.0)
         top = compute[int(np.argmax(share[compute]))]        # the first largest compute operator
+        x = dict(zip(OPS, X[i])) | {f: 0.0 for f in OPS[i % 7::5]}     # some operators absent
+        fam = dm.family(x)
+        shape = ",".join(name for name, fs in _SHAPE if any(x[OPS[j]] > 0 for j in fs))   # the plain formula
+        assert fam.split("[")[1] == shape + "]"
         assert dm.family(dict(zip(OPS, X[i]))).split("[")[0] == OPS[top]
     assert LinearModel(1e-4, 2e-9).predict(12345.0) == float(1e-4 + 2e-9 * np.asarray(12345.0))
     full = dict(zip(OPS, X[0]))
@@ -250,3 +256,16 @@ def test_coded_evaluation_of_one_column_expressions_equals_elementwise():
         b = _numpy_eval(e, {col[1:]: c.values(), num[1:]: x})
         assert a.shape == b.shape == (5000,) and (a == b).all(), e
         assert 0 < a.sum() < 5000, e
+
+
+@pytest.mark.parametrize("lam", [40.0, POISSON_EXACT * 0.99, POISSON_EXACT * 1.01, 70_000.0])
+def test_group_size_draws_have_the_poisson_moments(lam):
+    """A group's size under HAVING is Poisson(rows / groups); beyond POISSON_EXACT rows per
+    group it is drawn from the normal approximation (cheaper): the same mean and spread, whole
+    numbers, at least 1."""
+    est = Estimator({})
+    rng = np.random.Generator(np.random.SFC64(2))
+    m = est._agg_draw(("agg", "count", [], {"n": lam * 500, "g": 500.0}), 20_000, rng)
+    assert m.min() >= 1 and (m == np.round(m)).all()
+    assert m.mean() == pytest.approx(lam, rel=0.02 / np.sqrt(lam) + 1e-3)
+    assert m.std() == pytest.approx(np.sqrt(lam), rel=0.03)

@@ -22,6 +22,7 @@ depth), else :class:`~colony.errors.InvalidArgument`.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import operator
@@ -64,6 +65,16 @@ _SHAPE = tuple((name, tuple(FEATURES.index(f) for f in fs)) for name, fs in (
     ("topk", ("topk",)), ("limit", ("limit",)), ("union", ("union",)),
     ("join", ("join_build", "join_probe", "join_lg", "join_out")), ("power", ("power",)), ("math", ("math",)),
     ("func", ("func",)), ("div", ("div",)), ("str", ("str",))))
+
+
+_POSITIVE = (0.0).__lt__         # v > 0, as a C call for map()
+
+
+@functools.lru_cache(maxsize=1024)
+def _shape(present: tuple) -> str:
+    """The structural operators of an op vector, from which of its features are positive: a
+    decision asks for a handful of vectors of the few shapes a workload has, so once each."""
+    return ",".join(name for name, idx in _SHAPE if any(present[i] for i in idx))
 
 
 def _values(ops: dict) -> tuple:
@@ -547,8 +558,7 @@ class DeviceModels:
                 # of a short calibration): the device-wide entry still learns from it
                 return Residuals.GLOBAL
             dom = FEATURES[share.index(top)]      # the first largest, as argmax
-        present = {i for i, v in enumerate(x) if v > 0}
-        shape = ",".join(name for name, idx in _SHAPE if not present.isdisjoint(idx))
+        shape = _shape(tuple(map(_POSITIVE, x)))
         return f"{role}:{dom}[{shape}]" if role else f"{dom}[{shape}]"
 
     def predict_total(self, placement: str, raw: float) -> tuple[float, str]:
