@@ -700,7 +700,10 @@ class Estimator:
         cols = _columns(args[0])
         if not cols or any(self._colstats(c) is None for c in cols):
             raise Unsupported("aggregate argument without sketches")
-        vals = np.asarray(_numpy_eval(args[0], {c: self._colstats(c).sample(4096, rng) for c in cols}),
+        # drawn in a fixed column order: in the set's order (the hash seed's) the same plan
+        # got other draws in another process (TPC-H q11's rows varied by ~1e-4)
+        vals = np.asarray(_numpy_eval(args[0], {c: self._colstats(c).sample(4096, rng)
+                                                for c in sorted(cols, key=str)}),
                           dtype=np.float64)
         mu, sd = float(np.nanmean(vals)), float(np.nanstd(vals))
         if name == "sum":
