@@ -54,3 +54,38 @@ def test_query_models_go_into_the_record_beside_the_suite(tmp_path):
     moved = QueryService(DeviceContext(name="nic0", store=ObjectStore("nic0"), fingerprint="other",
                                        calibration=suite.record("nic0", "other", tmp_path), record_dir=str(tmp_path)))
     assert not moved.health()["calibrated"] and "recalibrate" in moved.health()["stale"]
+
+
+def test_models_fitted_by_an_older_rule_are_refitted_from_the_records_runs(tmp_path):
+    """A record whose learner an older fitting rule chose is refitted from its stored runs when
+    loaded (no new timing), and kept so; one without runs is stale, with why."""
+    from colony.cost.calibrate import runs_from_record, runs_to_record
+    from colony.cost.models import FIT_REVISION, NNLSExec, fit_exec_both
+    models, runs = calibrate("nic0", 1, n_runs=12, min_rows=2_000, max_rows=4_000)
+    old = models.to_json()
+    old["fit_revision"] = FIT_REVISION - 1
+    odd = NNLSExec(coef=[1e-6] * len(old["features"]), intercept=0.5, serial=0.0)   # what no rule keeps
+    old["exec"], old["exec_linear"] = odd.to_json(), odd.to_json()
+    del old["fit_revision"]                              # a record from before the field: rule 1
+    suite.update("nic0", "fp", {"query": old, "query_runs": runs_to_record(runs)}, tmp_path)
+
+    def load():
+        return QueryService(DeviceContext(name="nic0", store=ObjectStore("nic0"), fingerprint="fp",
+                                          calibration=suite.record("nic0", "fp", tmp_path),
+                                          record_dir=str(tmp_path)))
+    svc = load()
+    assert svc.health()["calibrated"]
+    m = svc.models
+    want, _, report, _ = fit_exec_both(runs_from_record(runs_to_record(runs)), seed=0)
+    assert m.fit_revision == FIT_REVISION and m.report["refit"] == {"from_revision": 1, "to_revision": FIT_REVISION,
+                                                                    "runs": 12}
+    assert type(m.exec) is type(want) and m.report["kept"] == report["kept"] and m.exec.to_json() != odd.to_json()
+    assert m.ser_time.to_json() == models.ser_time.to_json()           # what the runs do not hold stays
+    stored = suite.load("nic0", "fp", tmp_path)
+    assert stored["query"]["fit_revision"] == FIT_REVISION and stored["query"]["exec"] == m.exec.to_json()
+    assert load().models.exec.to_json() == m.exec.to_json()            # kept: not refitted again
+
+    suite.update("nic0", "fp2", {"query": old}, tmp_path)               # no runs to refit from
+    bare = QueryService(DeviceContext(name="nic0", store=ObjectStore("nic0"), fingerprint="fp2",
+                                      calibration=suite.record("nic0", "fp2", tmp_path), record_dir=str(tmp_path)))
+    assert not bare.health()["calibrated"] and "older rule" in bare.health()["stale"]

@@ -18,8 +18,9 @@ from typing import Callable
 import numpy as np
 
 from colony import codec
-from colony.cost.models import FEATURES, DeviceModels, LinearModel, _values, fit_exec_both
+from colony.cost.models import FEATURES, FIT_REVISION, DeviceModels, LinearModel, _values, fit_exec_both
 from colony.data import tpch, uniform
+from colony.errors import StaleCalibration
 from colony.query import plan as qplan
 from colony.query.estimate import estimate
 from colony.query.stats import TableStats
@@ -221,6 +222,24 @@ def runs_from_record(rec: dict) -> list[dict]:
     """:func:`runs_to_record`'s runs back, as :func:`~colony.cost.models.fit_exec` takes them."""
     return [{"ops": dict(zip(rec["features"], x)), "threads": t, "exec_s": y, "template": tid}
             for x, t, y, tid in zip(rec["ops"], rec["threads"], rec["exec_s"], rec["template"])]
+
+
+def refit(models: DeviceModels, query_runs: dict) -> DeviceModels:
+    """``models`` with the execution learners refitted from a record's stored runs
+    (:func:`runs_to_record`) by the current rule (:data:`~colony.cost.models.FIT_REVISION`):
+    a record fitted by an older rule keeps the learner the current rule keeps, without timing
+    anything again. What the runs do not hold (result sizes and serialization, setup, links,
+    the call-path fit, the load it was calibrated under) stays as calibrated."""
+    runs = runs_from_record(query_runs)
+    if not runs:
+        raise StaleCalibration(f"device {models.device!r}: the record keeps no calibration runs to refit from")
+    seed = int((models.report.get("sizes") or {}).get("seed", 0))
+    exec_model, linear, report, rows_max = fit_exec_both(runs, seed=seed)
+    report["refit"] = {"from_revision": models.fit_revision, "to_revision": FIT_REVISION, "runs": len(runs)}
+    models.exec, models.exec_linear, models.rows_max = exec_model, linear, rows_max
+    models.report = {**models.report, **report}
+    models.fit_revision = FIT_REVISION
+    return models
 
 
 def calibration_tables(n_runs: int, min_rows: int, max_rows: int, seed: int, rng) -> dict:

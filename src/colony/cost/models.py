@@ -43,6 +43,13 @@ FEATURES = OPS           # operation-vector order
 MAX_TREES = 1000
 MAX_NODES = 1 << 16      # per tree; sklearn with max_depth=10 builds at most 2047
 MAX_DEPTH = 64
+# cross-validation repeats (template groupings) the learner choice averages over
+CV_REPEATS = 5
+# bump when how models are fitted from the runs changes (a learner, the selection rule, CV
+# repeats): a record fitted by an older rule is refitted from its stored runs when loaded
+# (no new timing), so the learner it keeps is the one the current rule keeps.
+# 1: one fold assignment; 2: CV_REPEATS groupings (nineteenth stop)
+FIT_REVISION = 2
 
 
 def _inliers(pred: np.ndarray, y: np.ndarray, k: float = 3.0) -> np.ndarray:
@@ -521,6 +528,7 @@ class DeviceModels:
     # through the call path queries take (call, queueing, (de)serialization, pacing)
     call_path: dict = field(default_factory=dict)
     residuals: Residuals = field(default_factory=Residuals)   # online correction, not persisted
+    fit_revision: int = FIT_REVISION          # the fitting rule's revision (FIT_REVISION when it was fitted)
 
     def family(self, ops: dict, threads: int | None = None, role: str | None = None) -> str | None:
         """The online correction's key for this op vector (see :meth:`_family`); ``role``
@@ -662,7 +670,8 @@ class DeviceModels:
                 "link_host": self.link_host.to_json() if self.link_host else None,
                 "report": self.report, "rows_max": self.rows_max, "stretch": self.stretch,
                 "setup": self.setup.to_json() if self.setup else None, "call_path": self.call_path,
-                "exec_linear": self.exec_linear.to_json() if self.exec_linear else None}
+                "exec_linear": self.exec_linear.to_json() if self.exec_linear else None,
+                "fit_revision": self.fit_revision}
 
     @classmethod
     def from_json(cls, d: dict) -> "DeviceModels":
@@ -688,7 +697,8 @@ class DeviceModels:
                    report=d.get("report", {}), rows_max=d.get("rows_max", 0.0),
                    stretch=max(1.0, float(d.get("stretch", 1.0))),
                    setup=LinearModel(**d["setup"]) if d.get("setup") else None, call_path=d.get("call_path") or {},
-                   exec_linear=exec_from_json(d["exec_linear"]) if d.get("exec_linear") else None)
+                   exec_linear=exec_from_json(d["exec_linear"]) if d.get("exec_linear") else None,
+                   fit_revision=int(d.get("fit_revision", 1)))      # records before the field: rule 1
 
     def save(self, path) -> None:
         with open(path, "w") as f:
@@ -708,10 +718,6 @@ LEARNERS = {"ops": lambda X, T, y, seed: OpsExec.fit(X, T, y),
 # never saw together; one Amdahl fraction cannot; the blend is half a forest, and a forest
 # cannot leave its training range
 PREFERENCE = ("ops", "nnls", "blend", "forest")
-
-
-# cross-validation repeats (template groupings) the learner choice averages over
-CV_REPEATS = 5
 
 
 def _folds(runs: list[dict], folds: int, rng) -> tuple[np.ndarray, str]:

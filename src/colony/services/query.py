@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from colony import codec
 from colony.cost import suite
-from colony.cost.models import DeviceModels
+from colony.cost.models import FIT_REVISION, DeviceModels
 from colony.decide import (Decision, DeviceLoad, HostLoad, StormPolicy, decide, device_work, host_slack, host_work,
                            loaded_exec)
 from colony.errors import (BadPlan, DeviceBusy, InvalidArgument, ObjectLost, QueryCancelled, QueryError,
@@ -137,9 +137,21 @@ class QueryService(Service):
                 if rec.get("fingerprint") != ctx.fingerprint:
                     raise StaleCalibration(f"device {ctx.name!r} changed since its calibration (role, threads, "
                                            "link, runtime, software or layout); recalibrate")
-                self.models = DeviceModels.from_json(rec["query"])
+                models = DeviceModels.from_json(rec["query"])
+                old = models.fit_revision < FIT_REVISION      # fitted by an older rule: refit, no new timing
+                if old:
+                    from colony.cost.calibrate import refit
+                    if not rec.get("query_runs"):
+                        raise StaleCalibration(f"device {ctx.name!r}'s models were fitted by an older rule and "
+                                               "its record keeps no runs to refit them from; recalibrate")
+                    refit(models, rec["query_runs"])
+                self.models = models
+                if old:
+                    self._persist()
         except (StaleCalibration, InvalidArgument) as e:
             self.models, self.stale = None, str(e)
+        except (KeyError, TypeError, ValueError) as e:       # stored runs that do not read back
+            self.models, self.stale = None, f"device {ctx.name!r}: calibration record unreadable ({e}); recalibrate"
 
     def rekeyed(self) -> None:
         """A new link rate: the models (and their online corrections) of the old one no
