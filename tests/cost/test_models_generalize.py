@@ -52,11 +52,25 @@ def test_group_count_enters_the_op_vector():
     assert many.ops["groups"] > 1000 * few.ops["groups"] and many.ops["agg_lg"] > 3 * few.ops["agg_lg"]
 
 
+def test_an_aggregate_without_grouping_is_counted_apart_from_hash_aggregates():
+    """No grouping: one accumulator per measure, updated a batch at a time (no hashing, no
+    group index), so its rows are ``scalar_agg``, not a one-group ``hash_agg``."""
+    t = uniform(50_000, seed=1)
+    st = {"particles": TableStats.build([t])}
+    sch = {"particles": PARTICLE_SCHEMA}
+    scalar = estimate(to_substrait("select count(id), min(x), sum(vz) from particles where x < 0.5", sch), st)
+    grouped = estimate(to_substrait("select particle_id & 1 as g, count(id), min(x), sum(vz) from particles "
+                                    "where x < 0.5 group by g", sch), st)
+    assert scalar.ops["hash_agg"] == 0 and scalar.ops["agg_lg"] == 0 and scalar.ops["groups"] == 1
+    assert scalar.ops["scalar_agg"] == pytest.approx(3 * grouped.ops["hash_agg"] / 4)   # 3 measures; 1 key + 3
+    assert grouped.ops["scalar_agg"] == 0 and grouped.ops["agg_lg"] > 0
+
+
 def test_calibration_spans_every_operator_family_and_reports_its_choice():
     models, runs = calibrate("dev", 2, n_runs=60, min_rows=5_000, max_rows=30_000, seed=3)
     seen = {k for r in runs for k, v in r["ops"].items() if v > 0}
     families = {"cmp", "logic", "arith", "power", "func", "str", "filter", "take", "scan", "scan_str", "hash_agg",
-                "agg_lg", "groups", "sort", "join_build", "join_probe", "join_out", "limit", "union"}
+                "scalar_agg", "agg_lg", "groups", "sort", "join_build", "join_probe", "join_out", "limit", "union"}
     assert families <= seen, families - seen
     # count(distinct) reaches the device as two hash aggregates (DataFusion rewrites it)
     t18 = [r for r in runs if r["template"] == "T18"]

@@ -68,7 +68,7 @@ _COMPUTE = tuple(i for i, f in enumerate(FEATURES) if f not in _VOLUME)
 _COMPUTE_OF = operator.itemgetter(*_COMPUTE)
 # structural operators and function classes that make a query's shape (online correction key)
 _SHAPE = tuple((name, tuple(FEATURES.index(f) for f in fs)) for name, fs in (
-    ("agg", ("hash_agg", "groups", "agg_lg")), ("distinct", ("distinct",)), ("sort", ("sort",)),
+    ("agg", ("hash_agg", "groups", "agg_lg", "scalar_agg")), ("distinct", ("distinct",)), ("sort", ("sort",)),
     ("topk", ("topk",)), ("limit", ("limit",)), ("union", ("union",)),
     ("join", ("join_build", "join_probe", "join_lg", "join_out")), ("power", ("power",)), ("math", ("math",)),
     ("func", ("func",)), ("div", ("div",)), ("str", ("str",))))
