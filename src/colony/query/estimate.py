@@ -1166,9 +1166,9 @@ class Estimator:
         else:
             # no grouping: the engine updates one accumulator per measure a batch at a time, with
             # no hashing and no group index. Priced as a one-group hash aggregate, the scalar
-            # templates (T5, T13) came out over-priced on the devices (log error +0.07 to +0.17);
-            # counted apart, the per-operator model's cross-validated error on them fell 5-17
-            # points on each of five devices (twentieth stop, docs/query.md "Run 57")
+            # templates (T5, T13) came out over-priced on the SmartNICs (log error +0.07 to
+            # +0.17); counted apart, the per-operator model's cross-validated error on them fell
+            # in 13 of 15 device calibrations, by up to 17 points (docs/query.md "Run 57")
             self._add("scalar_agg", inp.rows * max(1, len(measures)))
         self._add("groups", rows)
         aggs = [a + ({"n": inp.rows, "g": rows},) for a in aggs]
