@@ -56,9 +56,10 @@ def test_query_models_go_into_the_record_beside_the_suite(tmp_path):
     assert not moved.health()["calibrated"] and "recalibrate" in moved.health()["stale"]
 
 
-def test_models_fitted_by_an_older_rule_are_refitted_from_the_records_runs(tmp_path):
+def test_models_fitted_by_an_older_rule_are_refitted_from_the_records_runs(tmp_path, monkeypatch):
     """A record whose learner an older fitting rule chose is refitted from its stored runs when
-    loaded (no new timing), and kept so; one without runs is stale, with why."""
+    loaded (no new timing), and kept so (in memory where the record cannot be written); one
+    without runs is stale, with why."""
     from colony.cost.calibrate import runs_from_record, runs_to_record
     from colony.cost.models import FIT_REVISION, NNLSExec, fit_exec_both
     models, runs = calibrate("nic0", 1, n_runs=12, min_rows=2_000, max_rows=4_000)
@@ -84,6 +85,16 @@ def test_models_fitted_by_an_older_rule_are_refitted_from_the_records_runs(tmp_p
     stored = suite.load("nic0", "fp", tmp_path)
     assert stored["query"]["fit_revision"] == FIT_REVISION and stored["query"]["exec"] == m.exec.to_json()
     assert load().models.exec.to_json() == m.exec.to_json()            # kept: not refitted again
+
+    def unwritable(*a, **k):
+        raise OSError(30, "Read-only file system")
+    suite.update("nic0", "fp3", {"query": old, "query_runs": runs_to_record(runs)}, tmp_path)
+    with monkeypatch.context() as mp:
+        mp.setattr(suite, "update", unwritable)                         # a record directory it cannot write
+        ro = QueryService(DeviceContext(name="nic0", store=ObjectStore("nic0"), fingerprint="fp3",
+                                        calibration=suite.record("nic0", "fp3", tmp_path), record_dir=str(tmp_path)))
+    assert ro.health()["calibrated"] and ro.models.fit_revision == FIT_REVISION     # refitted, kept in memory
+    assert "fit_revision" not in suite.load("nic0", "fp3", tmp_path)["query"]       # the record as it was
 
     suite.update("nic0", "fp2", {"query": old}, tmp_path)               # no runs to refit from
     bare = QueryService(DeviceContext(name="nic0", store=ObjectStore("nic0"), fingerprint="fp2",

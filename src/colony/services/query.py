@@ -147,7 +147,10 @@ class QueryService(Service):
                     refit(models, rec["query_runs"])
                 self.models = models
                 if old:
-                    self._persist()
+                    try:
+                        self._persist()
+                    except OSError:          # kept in memory; the record is refitted again next load
+                        pass
         except (StaleCalibration, InvalidArgument) as e:
             self.models, self.stale = None, str(e)
         except (KeyError, TypeError, ValueError) as e:       # stored runs that do not read back
