@@ -224,15 +224,16 @@ def runs_from_record(rec: dict) -> list[dict]:
             for x, t, y, tid in zip(rec["ops"], rec["threads"], rec["exec_s"], rec["template"])]
 
 
-def refit(models: DeviceModels, query_runs: dict) -> DeviceModels:
+def refit(models: DeviceModels, query_runs: dict | None) -> DeviceModels:
     """``models`` with the execution learners refitted from a record's stored runs
     (:func:`runs_to_record`) by the current rule (:data:`~colony.cost.models.FIT_REVISION`):
     a record fitted by an older rule keeps the learner the current rule keeps, without timing
     anything again. What the runs do not hold (result sizes and serialization, setup, links,
     the call-path fit, the load it was calibrated under) stays as calibrated."""
-    runs = runs_from_record(query_runs)
+    runs = runs_from_record(query_runs) if query_runs else []
     if not runs:
-        raise StaleCalibration(f"device {models.device!r}: the record keeps no calibration runs to refit from")
+        raise StaleCalibration(f"device {models.device!r}'s models were fitted by an older rule and its record "
+                               "keeps no runs to refit them from; recalibrate")
     seed = int((models.report.get("sizes") or {}).get("seed", 0))
     exec_model, linear, report, rows_max = fit_exec_both(runs, seed=seed)
     report["refit"] = {"from_revision": models.fit_revision, "to_revision": FIT_REVISION, "runs": len(runs)}

@@ -137,16 +137,10 @@ class QueryService(Service):
                 if rec.get("fingerprint") != ctx.fingerprint:
                     raise StaleCalibration(f"device {ctx.name!r} changed since its calibration (role, threads, "
                                            "link, runtime, software or layout); recalibrate")
-                models = DeviceModels.from_json(rec["query"])
-                old = models.fit_revision < FIT_REVISION      # fitted by an older rule: refit, no new timing
-                if old:
+                self.models = DeviceModels.from_json(rec["query"])
+                if self.models.fit_revision < FIT_REVISION:   # fitted by an older rule: refit, no new timing
                     from colony.cost.calibrate import refit
-                    if not rec.get("query_runs"):
-                        raise StaleCalibration(f"device {ctx.name!r}'s models were fitted by an older rule and "
-                                               "its record keeps no runs to refit them from; recalibrate")
-                    refit(models, rec["query_runs"])
-                self.models = models
-                if old:
+                    refit(self.models, rec.get("query_runs"))  # no runs: StaleCalibration
                     try:
                         self._persist()
                     except OSError:          # kept in memory; the record is refitted again next load
