@@ -22,6 +22,10 @@ import pyarrow.compute as pc
 from colony.errors import ColonyError, StatsError
 
 KLL_K = 400          # rank error ~0.7 %: small selectivities (Q1-like 1 %) stay usable
+# a string column's sketch is also the weighted sample LIKE, substring etc. are evaluated on:
+# at k=400 it kept ~1,100 of 40k keys and a 3 % LIKE's estimate ranged 0.44-1.8x over sketch
+# builds (sd 20 %); at 1600 it keeps ~3,700 and ranges 0.8-1.25x (sd 8 %), at the same build time
+KLL_ITEMS_K = 1600
 THETA_LG_K = 12      # 4096 retained hashes, ~1.6 % relative error on distinct counts
 HIST_BINS = 512      # equi-depth bins drawn from the KLL sketch; uniform within a bin
 STATS_POOL = "__stats__"
@@ -116,7 +120,7 @@ class ColumnStats:
         else:
             strs = pc.drop_null(arr)
             if _stringy(arr.type):
-                items = ds.kll_items_sketch(KLL_K)
+                items = ds.kll_items_sketch(KLL_ITEMS_K)
                 iup = items.update
             else:
                 strs, iup = strs.cast(pa.string()) if not pa.types.is_binary(arr.type) else strs, None
@@ -141,7 +145,7 @@ class ColumnStats:
                 kll.merge(p.kll)
             if p.items is not None:
                 if items is None:
-                    items = ds.kll_items_sketch(KLL_K)
+                    items = ds.kll_items_sketch(KLL_ITEMS_K)
                 items.merge(p.items)
         return ColumnStats(kll=kll, theta=union.get_result(), rows=sum(p.rows for p in parts),
                            nulls=sum(p.nulls for p in parts), items=items)
