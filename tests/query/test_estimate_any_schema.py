@@ -71,9 +71,11 @@ def test_literals_of_each_type_are_read(typed, where):
     assert e.supported and not e.bounds, e.bounds
     q = max(e.rows, 1) / max(a, 1)
     # a LIKE on a high-cardinality string column is read off the sketch's random sample
-    # (~3 % of 40k rows here): over 1,000 sketch builds it ranged 0.80-1.27x (at KLL k=400,
-    # 0.44-1.8x, and CI once drew 0.48); the others stay within 1.1x
-    assert 1 / 1.5 <= q <= 1.5, (e.rows, a)
+    # (~3 % of 40k rows here; the library's compaction is random, with no seed to set): over
+    # 1,000 sketch builds it ranged 0.64-1.45x (at k=400, 0.44-1.8x, and CI once drew 0.48);
+    # the others stay within 1.1x
+    bound = 1.8 if where.startswith("ls like") else 1.5
+    assert 1 / bound <= q <= bound, (e.rows, a)
 
 
 @pytest.fixture(scope="module")

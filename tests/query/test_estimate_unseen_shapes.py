@@ -69,6 +69,8 @@ def test_a_window_function_sorts_by_its_keys_and_keeps_state_per_partition(data)
     # one sort per distinct key list (rank shares row_number's), every function over every row
     assert two.ops["sort"] == pytest.approx(3 * nlogn, rel=0.02)
     assert two.ops["window"] == pytest.approx(3 * n, rel=0.02)
+    # state per partition and function: row_number() and rank() keep two per particle
+    assert two.ops["window_parts"] == pytest.approx(2 * one.ops["window_parts"], rel=1e-9)
     assert _est("select id, sum(vx) over () as s from particles", st).ops["sort"] == 0   # no keys: no sort
 
 

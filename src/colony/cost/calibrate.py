@@ -55,7 +55,8 @@ TEMPLATES = {
     "T21": "select a.id, b.x from particles a join particles b on a.id = b.id where a.x < {p} and b.y < {p}",
     # window functions: a sort by partition and order keys, state per partition (few to one
     # per particle), and an order-only window over an unsorted key
-    "T24": "select id, row_number() over (partition by particle_id & {m} order by x) as r from particles where y < {p}",
+    "T24": ("select id, row_number() over (partition by particle_id & {mw} order by x) as r from particles "
+            "where y < {p}"),
     "T25": "select id, sum(vz) over (partition by particle_id) as s from particles where z < {p}",
     "T26": "select id, x - lag(x) over (order by vx) as d from particles where y < {p}",
     "T22": "select particle_id / {c} as g, count(*), sum(vx) from particles where x < {p} group by g",
@@ -83,6 +84,7 @@ def fill(tpl: str, rng: np.random.Generator) -> str:
     gens = {"p": lambda: f"{rng.uniform(0.02, 0.98):.3f}", "v": lambda: f"{rng.uniform(-95, 95):.2f}",
             "k": lambda: f"{rng.choice([-1, 1]) * rng.uniform(0.5, 4):.2f}",
             "v2": lambda: f"{rng.uniform(0, 10000):.1f}", "m": lambda: str(int(rng.choice([3, 7, 15, 255, 4095]))),
+            "mw": lambda: str(int(rng.choice([7, 255, 4095, 65535, (1 << 20) - 1]))),
             "n": lambda: str(int(rng.integers(1, 1000))), "va": lambda: f"{rng.uniform(1, 99):.1f}",
             "date": lambda: str(np.datetime64("1992-03-01") + int(rng.integers(0, 2300))),
             "d": lambda: str(int(rng.integers(0, 8))), "q": lambda: str(int(rng.integers(2, 50))),

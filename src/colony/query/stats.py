@@ -23,9 +23,11 @@ from colony.errors import ColonyError, StatsError
 
 KLL_K = 400          # rank error ~0.7 %: small selectivities (Q1-like 1 %) stay usable
 # a string column's sketch is also the weighted sample LIKE, substring etc. are evaluated on:
-# at k=400 it kept ~1,100 of 40k keys and a 3 % LIKE's estimate ranged 0.44-1.8x over sketch
-# builds (sd 20 %); at 1600 it keeps ~3,700 and ranges 0.8-1.25x (sd 8 %), at the same build time
-KLL_ITEMS_K = 1600
+# at k=400 it kept ~1,100 of 40k keys and a 3 % LIKE's estimate ranged 0.44-1.8x over 1,500
+# sketch builds (sd 20 %); at 800, 0.64-1.45x (sd 11 %). 1600 (0.80-1.27x) doubled the
+# Python-side cost of reading its items back (TPC-H sf 0.05: stats load 77 -> 191 ms, a
+# query's first look at its string columns up to +15 ms)
+KLL_ITEMS_K = 800
 THETA_LG_K = 12      # 4096 retained hashes, ~1.6 % relative error on distinct counts
 HIST_BINS = 512      # equi-depth bins drawn from the KLL sketch; uniform within a bin
 STATS_POOL = "__stats__"
