@@ -438,6 +438,9 @@ class Estimator:
         self._reads = 0
         self._cuts: set = set()       # ids of the split's device-side subtrees (see _estimate)
         self._taps: list = []         # op counters of the cut subtrees being walked
+        # expressions a projection below already computed (id -> the expression, held so an
+        # id is never reused): the engine reads them as columns, so they are not counted again
+        self._computed: dict = {}
         self.cut_results: dict = {}   # id(subtree) -> (Node, its own op counts)
         # whether a window function may be in the plan: False where the decoder's marks say
         # none is, so no projection's expressions are walked to look for one
@@ -540,6 +543,12 @@ class Estimator:
         return ("fn", "case", args + [self._expr(els, inp) if els is not None else ("lit", None)])
 
     def _count(self, e, n: float) -> None:
+        if id(e) in self._computed:
+            # a column a projection below computed: a field reference resolves to its
+            # expression, but the engine evaluates it once, there (TPC-H q1's
+            # `__common_expr_1 = price * (1 - disc)` was counted by its projection and again in
+            # both sums that read it: 8 decimal operations a row where the engine does 4)
+            return
         if e[0] == "fn":
             k = max(1, len(e[2]) - 1) if e[1] in ("and", "or") else 1
             self._add("arith_dec" if len(e) > 3 and e[3] == "dec" else category(e[1]), n * k)
@@ -1062,6 +1071,9 @@ class Estimator:
         new = [self._expr(x, inp) for x in b.get("expressions", [])]
         for e in new:
             self._count(e, inp.rows)
+        for e in new:
+            if e[0] in ("fn", "opaque", "win"):
+                self._computed[id(e)] = e
         # window functions: each is evaluated over every row; the engine sorts the rows by a
         # window's partition and order keys (once per distinct key list: DataFusion plans a
         # SortExec under the window's exec) and keeps state per partition and function. DataFusion,
