@@ -52,13 +52,15 @@ def test_every_template_is_timed_over_the_whole_size_range():
     from colony.cost.calibrate import size_strata
     rng = np.random.Generator(np.random.SFC64(3))
     pick = size_strata(24, 7, rng)
-    strata = np.array_split(np.arange(24), 7)
+    starts = [s[0] for s in np.array_split(np.arange(24), 7)]
+
+    def strata_of(tables):
+        return sorted(int(np.searchsorted(starts, i, side="right")) - 1 for i in tables)
     for tid in ("T17", "T5", "L1"):
-        first = [pick(tid) for _ in range(7)]
         # one table from each size stratum, the largest included
-        assert sorted(int(np.searchsorted([s[0] for s in strata], i, side="right")) - 1 for i in first) == list(range(7))
-        again = [pick(tid) for _ in range(7)]         # the next pass covers them all again
-        assert sorted(int(np.searchsorted([s[0] for s in strata], i, side="right")) - 1 for i in again) == list(range(7))
+        assert strata_of([pick(tid) for _ in range(7)]) == list(range(7))
+        # the next pass covers them all again
+        assert strata_of([pick(tid) for _ in range(7)]) == list(range(7))
     # fewer tables than runs per template (TPC-H's three scales): each table in turn
     few = size_strata(3, 7, rng)
     assert sorted(few("L4") for _ in range(3)) == [0, 1, 2]

@@ -255,7 +255,7 @@ def size_strata(n_tables: int, per_template: int, rng) -> Callable[[str], int]:
     size range. Independent draws left T17 (one group per particle) with one run over 50k
     groups in 240 and none over 420k on a SmartNIC, and 1M-row group-bys with 400k-630k
     groups measured 1.5-4x their price (run 59)."""
-    strata = [s for s in np.array_split(np.arange(n_tables), max(1, min(per_template, n_tables))) if len(s)]
+    strata = np.array_split(np.arange(n_tables), max(1, min(per_template, n_tables)))
     todo: dict[str, list] = {}
 
     def pick(template: str) -> int:

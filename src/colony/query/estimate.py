@@ -1071,9 +1071,7 @@ class Estimator:
         new = [self._expr(x, inp) for x in b.get("expressions", [])]
         for e in new:
             self._count(e, inp.rows)
-        for e in new:
-            if e[0] in ("fn", "opaque", "win"):
-                self._computed[id(e)] = e
+            self._computed[id(e)] = e
         # window functions: each is evaluated over every row; the engine sorts the rows by a
         # window's partition and order keys (once per distinct key list: DataFusion plans a
         # SortExec under the window's exec) and keeps state per partition and function. DataFusion,
