@@ -21,6 +21,12 @@ TPCH_SQL = resources.files("colony.bench") / "queries" / "tpch" / "queries.sql"
 N = 40_000
 
 
+def _estimated_and_actual(sql: str, tables: dict, stats: dict):
+    """The estimate of ``sql`` and the rows DataFusion returns for it."""
+    e = estimate(to_substrait(sql, {k: v.schema for k, v in tables.items()}), stats)
+    return e, qplan.run_sql_locally(sql, {k: [v] for k, v in tables.items()}).num_rows
+
+
 @pytest.fixture(scope="module")
 def typed():
     rng = np.random.default_rng(5)
@@ -65,9 +71,7 @@ def test_every_primitive_type_gets_a_sketch_that_survives_persistence(typed):
 ])
 def test_literals_of_each_type_are_read(typed, where):
     t, st = typed
-    sql = f"select * from t where {where}"
-    e = estimate(to_substrait(sql, {"t": t.schema}), {"t": st})
-    a = qplan.run_sql_locally(sql, {"t": [t]}).num_rows
+    e, a = _estimated_and_actual(f"select * from t where {where}", {"t": t}, {"t": st})
     assert e.supported and not e.bounds, e.bounds
     q = max(e.rows, 1) / max(a, 1)
     # a LIKE on a high-cardinality string column is read off the sketch's random sample
@@ -123,19 +127,56 @@ def test_join_estimates_report_the_bounds_they_use(tpch):
 
 def test_equi_join_from_key_sketches(tpch):
     t, st, _, _ = tpch
-    schemas = {k: v.schema for k, v in t.items()}
-    sql = ("select * from orders join customer on o_custkey = c_custkey "
-           "where c_mktsegment = 'BUILDING' and o_orderdate < date '1995-03-15'")
-    e = estimate(to_substrait(sql, schemas), st)
-    a = qplan.run_sql_locally(sql, {k: [v] for k, v in t.items()}).num_rows
+    e, a = _estimated_and_actual("select * from orders join customer on o_custkey = c_custkey "
+                                 "where c_mktsegment = 'BUILDING' and o_orderdate < date '1995-03-15'", t, st)
     assert abs(e.rows - a) / a < 0.15
     # customers without orders: the anti join counts the third that never ordered
-    sql = "select * from customer where c_custkey not in (select o_custkey from orders)"
-    e = estimate(to_substrait(sql, schemas), st)
-    a = qplan.run_sql_locally(sql, {k: [v] for k, v in t.items()}).num_rows
+    e, a = _estimated_and_actual("select * from customer where c_custkey not in (select o_custkey from orders)", t, st)
     assert abs(e.rows - a) / a < 0.15
 
 
 def test_string_sample_columns_keep_kind():
     cs = ColumnStats.build(pa.array(["a", "b", None, "a"]))
     assert cs.nulls == 1 and cs.point("a") == pytest.approx(2 / 3) and cs.point("zz") == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("field", ["year", "quarter", "month", "day", "doy", "dow", "hour", "minute"])
+def test_date_parts_of_dates_and_timestamps_are_exactly_arrows(field):
+    """Dates are days and timestamps microseconds on the statistics' number line: a field of
+    a timestamp read as days was a year beyond 10^9."""
+    import pyarrow.compute as pc
+
+    from colony.query.estimate import _date_part, _date_trunc
+    us = np.random.default_rng(2).integers(-2 * 10**15, 4 * 10**15, 3000)
+    ts = pa.array(us, pa.timestamp("us"))
+    arrow = {"year": pc.year, "quarter": pc.quarter, "month": pc.month, "day": pc.day, "doy": pc.day_of_year,
+             "hour": pc.hour, "minute": pc.minute,
+             "dow": lambda a: pc.day_of_week(a, count_from_zero=True, week_start=7)}[field]
+    assert np.array_equal(_date_part(field, us.astype(float), "us"), np.asarray(arrow(ts)))
+    days = us // 86_400_000_000
+    if field not in ("hour", "minute"):
+        assert np.array_equal(_date_part(field, days.astype(float), None),
+                              np.asarray(arrow(pa.array(days.astype(np.int32), pa.date32()))))
+    if field in ("year", "month", "day", "hour", "minute"):
+        want = pc.floor_temporal(ts, unit=field, week_starts_monday=True).cast(pa.int64()).to_numpy()
+        assert np.array_equal(_date_trunc(field, us.astype(float), "us").astype(np.int64), want)
+
+
+@pytest.mark.parametrize("key, groups", [
+    ("extract(hour from ts)", 24), ("extract(month from ts)", 12), ("date_part('dow', ts)", 7),
+    ("date_trunc('month', ts)", 381), ("extract(year from d32)", 12)])
+def test_a_date_part_group_key_has_as_many_groups_as_the_field_has_values(typed, key, groups):
+    t, st = typed
+    e, a = _estimated_and_actual(f"select {key} as k, count(*) from t group by {key}", {"t": t}, {"t": st})
+    assert a == groups
+    assert e.supported and 0.9 <= e.rows / a <= 1.1, (e.rows, a)
+
+
+def test_a_table_joined_on_its_unique_key_adds_no_groups(tpch):
+    """GROUP BY o_custkey, c_name over orders joined to customer on its key: one name per
+    customer key, so as many groups as order customers (not customers x names)."""
+    t, st, _, _ = tpch
+    e, a = _estimated_and_actual("select o_custkey, c_name, c_mktsegment, count(*) from orders join customer "
+                                 "on o_custkey = c_custkey where o_totalprice > 100000 "
+                                 "group by o_custkey, c_name, c_mktsegment", t, st)
+    assert 1 / 1.3 <= e.rows / a <= 1.3, (e.rows, a)
