@@ -912,12 +912,18 @@ class Estimator:
                 key = ("grid-ndv", repr(e))        # same column statistics, same key: same count
                 k = cs._derived.get(key)
                 if k is None:
-                    grid = np.linspace(cs.lo, cs.hi, 200_001)
-                    try:
-                        vals = np.asarray(_numpy_eval(e, {col: grid}), dtype=np.float64)
-                        k = len(np.unique(vals[np.isfinite(vals)]))
-                    except (Unsupported, TypeError, ValueError):
-                        k = -1
+                    # a coarse grid first: where its values repeat ten times over (24 hours of
+                    # a year's timestamps, a rounded range) the fine one finds no more; the
+                    # fine grid cost ~9 ms on a query's first estimate
+                    for size in (20_001, 200_001):
+                        grid = np.linspace(cs.lo, cs.hi, size)
+                        try:
+                            vals = np.asarray(_numpy_eval(e, {col: grid}), dtype=np.float64)
+                            k = len(np.unique(vals[np.isfinite(vals)]))
+                        except (Unsupported, TypeError, ValueError):
+                            k = -1
+                        if k < size // 10:
+                            break
                     cs._derived[key] = k
                 if 0 <= k < 100_000:
                     d = min(d, float(k))

