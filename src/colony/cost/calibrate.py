@@ -75,6 +75,13 @@ LTEMPLATES = {
     # decimal arithmetic (priced apart from float arithmetic: `arith_dec`)
     "L6": ("select o_orderstatus, sum(o_totalprice * {c} - o_totalprice), avg(o_totalprice + {c}) from orders "
            "where o_orderdate < date '{date}' group by o_orderstatus"),
+    # date fields and truncation, on dates and on UTC-zoned timestamps (`temporal`,
+    # `temporal_tz`: a calendar computation per value, 10-100x an add)
+    "L7": ("select date_part('{tf}', o_orderdate) as k, count(*), sum(o_custkey) from orders "
+           "where o_orderdate < date '{date}' group by 1"),
+    "L8": ("select date_trunc('{tt}', arrow_cast(o_orderdate, 'Timestamp(Millisecond, Some(\"UTC\"))')) as k, "
+           "sum(date_part('{tf}', arrow_cast(o_orderdate, 'Timestamp(Millisecond, Some(\"UTC\"))'))) "
+           "from orders where o_orderkey % {c} = 0 group by 1"),
 }
 
 
@@ -91,7 +98,9 @@ def fill(tpl: str, rng: np.random.Generator) -> str:
             "w": lambda: str(rng.choice(["final", "express", "pinto", "bold", "ironic", "even"])),
             "c": lambda: str(int(rng.integers(1, 20))), "p2": lambda: f"{rng.uniform(0.5, 1.0):.3f}",
             "e": lambda: f"{rng.uniform(1.0, 2.7):.3f}", "o": lambda: str(int(rng.integers(0, 100))),
-            "i": lambda: str(int(np.exp(rng.uniform(np.log(1e3), np.log(1.5e6)))))}
+            "i": lambda: str(int(np.exp(rng.uniform(np.log(1e3), np.log(1.5e6))))),
+            "tf": lambda: str(rng.choice(["year", "quarter", "month", "day", "dow", "doy"])),
+            "tt": lambda: str(rng.choice(["year", "month", "week", "day"]))}
     while "{" in out:
         i = out.index("{")
         j = out.index("}", i)
