@@ -127,6 +127,8 @@ def test_a_limit_counts_once_not_per_row(data):
     ("select sum(vx * (1 - vy)) as a, sum(vx * (1 - vy) * (1 + vz)) as b from particles", 4),
     # a subquery's computed column read twice above it
     ("select avg(e), max(e) from (select vx * vx + vz * vz as e from particles) t", 3),
+    # an aggregate's key, read by the projection above it: the aggregate emitted its values
+    ("select floor(x * 1000) as b, count(*) from particles group by b order by b", 1),
 ])
 def test_a_column_a_projection_computed_is_not_counted_again_where_it_is_read(data, sql, per_row):
     _, st = data

@@ -76,7 +76,7 @@ STR = {"like", "ilike", "substring", "starts_with", "ends_with", "contains", "lo
 # (`temporal_tz`)
 TEMPORAL = {"date_part", "extract", "datepart", "date_trunc", "datetrunc", "date_bin", "to_char", "to_date"}
 # bump when an operator's count changes: calibrations fitted on the old counts are stale
-OPS_REVISION = 8
+OPS_REVISION = 9
 # DataFusion's batch size: a limit over a scan stops at a batch boundary
 BATCH_ROWS = 8192
 # DataFusion evaluates the right side of an AND on the rows its left side keeps when
@@ -1292,6 +1292,8 @@ class Estimator:
             aggs.append(("agg", name, args))
         for e in keys + margs:
             self._count(e, inp.rows)
+        for e in keys:     # the aggregate emits its keys' values: a projection above reads them
+            self._computed[id(e)] = e
         rows = self._distinct_keys(keys, inp) if keys else 1.0
         if keys:
             self._add("hash_agg", inp.rows * max(1, len(keys) + len(measures)))
