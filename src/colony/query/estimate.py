@@ -267,9 +267,9 @@ def _strings(v) -> pa.Array:
     return pa.array(np.asarray(v, dtype=object).tolist() if np.ndim(v) else [v], pa.string())
 
 
-# fields of a date or timestamp; times are numbers on the line statistics keep (dates in days,
-# timestamps in microseconds, the function's tag says which)
-_TEMPORAL = {"date_part", "extract", "datepart", "date_trunc", "datetrunc"}
+# the date and time functions evaluated on sampled values (of TEMPORAL); times are numbers on
+# the line statistics keep (dates in days, timestamps in microseconds, the tag says which)
+_DATE_FNS = {"date_part", "extract", "datepart", "date_trunc", "datetrunc"}
 # Substrait types on the microsecond line (the rest of the temporal ones are days), and the
 # zoned ones: (number line, zoned) per type
 _TIME_TYPES = {"date": ("D", False), "timestamp": ("us", False), "precisionTimestamp": ("us", False),
@@ -423,7 +423,7 @@ def _numpy_eval(e, cols: dict, consts: Callable | None = None, coded: bool | Non
         if name == "in":
             return np.isin(np.asarray(args[0]), np.asarray(args[1:], dtype=object if isinstance(args[1], str)
                                                           else np.float64))
-        if name in _TEMPORAL and len(args) == 2:
+        if name in _DATE_FNS and len(args) == 2:
             unit = "us" if len(e) > 3 and e[3].startswith("us") else None
             return (_date_trunc if "trunc" in name else _date_part)(args[0], args[1], unit)
         if name in _TWO and len(args) >= 2:
@@ -585,8 +585,8 @@ class Estimator:
             name = self.fn_names.get(f.get("functionReference", 0), "?")
             args = [self._expr(a["value"], inp) if "value" in a else ("lit", a.get("enum"))
                     for a in f.get("arguments", [])]
-            if name in _TEMPORAL and len(args) == 2:
-                when = self._when(args[1])
+            if name in TEMPORAL:      # tagged with the number line and zone of the time it reads
+                when = next((w for w in map(self._when, args) if w is not None), None)
                 if when is not None and _time_tag(*when):
                     return ("fn", name, args, _time_tag(*when))
             if (name in ARITH or name in DIV) and "decimal" in (f.get("outputType") or {}):
@@ -600,7 +600,9 @@ class Estimator:
             inner = self._expr(j["cast"]["input"], inp)
             if inner[0] == "lit" and _lit(inner) is not None:
                 return inner
-            if to in _TIME_TYPES:     # keeps its input's number line (cast is the identity here)
+            if to in _TIME_TYPES:
+                # keeps its input's number line (a cast evaluates as the identity here); one
+                # from a number or a string is taken as days, which only sample values read
                 inner_when = self._when(inner)
                 return ("fn", "cast", [inner], _time_tag(inner_when[0] if inner_when else "D", _TIME_TYPES[to][1])
                         or "D")
@@ -636,7 +638,7 @@ class Estimator:
         schema, a cast's or a truncation's from its tag; None where it is not one."""
         if e[0] == "col":
             return self._time.get(tuple(e[1:3]))
-        if e[0] == "fn" and len(e) > 3 and (e[1] == "cast" or e[1] in _TEMPORAL and "trunc" in e[1]):
+        if e[0] == "fn" and len(e) > 3 and (e[1] == "cast" or e[1] in ("date_trunc", "datetrunc")):
             return ("us" if e[3].startswith("us") else "D"), e[3].endswith("tz")
         return None
 
