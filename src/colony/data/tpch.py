@@ -15,6 +15,7 @@ import datetime as dt
 import numpy as np
 import pyarrow as pa
 
+from colony.data.layout import write_tables
 from colony.errors import DataError
 
 MONEY = pa.decimal128(15, 2)
@@ -189,13 +190,5 @@ def tables(sf: float = 0.01, seed: int = 0) -> dict[str, pa.Table]:
 
 
 def write(directory: str, sf: float = 0.01, seed: int = 0) -> dict[str, str]:
-    """One Parquet file per table (``<dir>/<table>.parquet``), the layout ``--data DIR`` reads."""
-    import os
-
-    import pyarrow.parquet as pq
-    os.makedirs(directory, exist_ok=True)
-    out = {}
-    for name, t in tables(sf, seed).items():
-        out[name] = os.path.join(directory, f"{name}.parquet")
-        pq.write_table(t, out[name])
-    return out
+    """The tables in the ``--data DIR`` layout (:func:`colony.data.layout.write_tables`)."""
+    return write_tables(directory, tables(sf, seed))

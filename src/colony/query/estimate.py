@@ -277,11 +277,10 @@ _TIME_TYPES = {"date": ("D", False), "timestamp": ("us", False), "precisionTimes
                "precisionTimestampTz": ("us", True)}
 
 
-def _time_tag(line: str, zoned: bool) -> str | None:
-    """A temporal function's tag: its input's number line ("us", else days) and whether it
-    is zoned ("tz"): "us tz", "us", "D tz", or None (days, unzoned)."""
-    tag = " ".join(p for p in ("us" if line == "us" else ("D" if zoned else ""), "tz" if zoned else "") if p)
-    return tag or None
+def _time_tag(line: str, zoned: bool) -> str:
+    """The tag of a time expression (a cast to a time type, a date/time function): its
+    number line ("us" or "D") and, when zoned, " tz"."""
+    return f"{line} tz" if zoned else line
 
 
 _US_DAY, _US_HOUR, _US_MINUTE = 86_400_000_000, 3_600_000_000, 60_000_000
@@ -587,7 +586,7 @@ class Estimator:
                     for a in f.get("arguments", [])]
             if name in TEMPORAL:      # tagged with the number line and zone of the time it reads
                 when = next((w for w in map(self._when, args) if w is not None), None)
-                if when is not None and _time_tag(*when):
+                if when is not None:
                     return ("fn", name, args, _time_tag(*when))
             if (name in ARITH or name in DIV) and "decimal" in (f.get("outputType") or {}):
                 # decimal arithmetic is 128-bit with overflow checks: DataFusion over 300k TPC-H
@@ -604,8 +603,7 @@ class Estimator:
                 # keeps its input's number line (a cast evaluates as the identity here); one
                 # from a number or a string is taken as days, which only sample values read
                 inner_when = self._when(inner)
-                return ("fn", "cast", [inner], _time_tag(inner_when[0] if inner_when else "D", _TIME_TYPES[to][1])
-                        or "D")
+                return ("fn", "cast", [inner], _time_tag(inner_when[0] if inner_when else "D", _TIME_TYPES[to][1]))
             name = "cast_int" if to in ("i8", "i16", "i32", "i64") else "cast"
             return ("fn", name, [inner])
         if "singularOrList" in j:
