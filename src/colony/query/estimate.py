@@ -80,7 +80,7 @@ STR = {"like", "ilike", "substring", "starts_with", "ends_with", "contains", "lo
 TEMPORAL = {"date_part", "extract", "datepart", "date_trunc", "datetrunc", "date_bin", "to_char", "to_date"}
 TRUNC = {"date_trunc", "datetrunc", "date_bin"}
 # bump when an operator's count changes: calibrations fitted on the old counts are stale
-OPS_REVISION = 10
+OPS_REVISION = 11
 # DataFusion's batch size: a limit over a scan stops at a batch boundary
 BATCH_ROWS = 8192
 # DataFusion evaluates the right side of an AND on the rows its left side keeps when
