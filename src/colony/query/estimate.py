@@ -1157,7 +1157,7 @@ class Estimator:
         n = float(st.rows)
         base = Node(rows=n, exprs=[("col", table, cols[i], inst) for i in idx], base_rows=n, table=table,
                     frac={inst: 1.0}, size={inst: n})
-        n_str = sum(1 for i in idx if (cs := st.columns.get(cols[i])) is not None and cs.items is not None)
+        n_str = self._n_str(base.exprs)
         self._add("scan", st.rows * (len(idx) - n_str))
         self._add("scan_str", st.rows * n_str)
         self._add("rows", st.rows)
@@ -1231,7 +1231,7 @@ class Estimator:
             width = (len(inp.exprs), self._n_str(inp.exprs))
         else:
             batch = {tuple(x[1:]) for x in out_exprs if x[0] == "col"} | _columns(cond)
-            width = (len(batch), sum(self._is_str(("col",) + c) for c in batch))
+            width = (len(batch), self._n_str([("col",) + c for c in batch]))
         self._count_cond(cond, inp.rows, width, inp)
         self._add("filter", inp.rows)
         if inp.base_rows is not None:     # one read below: the whole conjunction on the base table
@@ -1451,15 +1451,13 @@ class Estimator:
         for k in ("expression", "postJoinFilter"):
             if k in b:
                 conds += _conjuncts(self._expr(b[k], both))
-        keys, resid = [], []
-        for c in conds:
-            kp = self._key_pair(c, left, right)
-            (keys if kp is not None else resid).append(kp if kp is not None else c)
+        pairs = [(c, self._key_pair(c, left, right)) for c in conds]
+        keys = [kp for _, kp in pairs if kp is not None]
+        resid = [c for c, kp in pairs if kp is None]
         self._add("join_build", right.rows)
         self._add("join_probe", left.rows)
         self._add("join_lg", left.rows * math.log2(2.0 + right.rows))
-        for c in conds:
-            kp = self._key_pair(c, left, right)
+        for c, kp in pairs:
             if kp is not None and (self._is_str(kp[0]) or self._is_str(kp[1])):
                 self._add("hash_str", left.rows + right.rows)     # a string key hashed on both sides
                 self._count(kp[0], left.rows)
