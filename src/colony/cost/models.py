@@ -62,8 +62,8 @@ def _inliers(pred: np.ndarray, y: np.ndarray, k: float = 3.0) -> np.ndarray:
 
 
 _ALL_FEATURES = operator.itemgetter(*FEATURES)
-# data-volume terms: present in every query, so they say nothing of its shape
-_VOLUME = {"in_bytes", "out_bytes", "out_cells", "rows", "scan", "scan_str"}
+# data-volume terms and the plan's size: present in every query, so they say nothing of its shape
+_VOLUME = {"in_bytes", "out_bytes", "out_cells", "rows", "scan", "scan_str", "plan_rels"}
 _COMPUTE = tuple(i for i, f in enumerate(FEATURES) if f not in _VOLUME)
 _COMPUTE_OF = operator.itemgetter(*_COMPUTE)
 # structural operators and function classes that make a query's shape (online correction key)
