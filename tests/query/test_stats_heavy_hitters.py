@@ -2,11 +2,14 @@
 heavy value of a many-valued column gets its own share, not 1/NDV, and a rare value that a
 random sample happens to keep is not taken for a heavy one."""
 
+import threading
+
 import numpy as np
 import pyarrow as pa
 import pytest
 
-from colony.query.stats import TableStats
+from colony.query.stats import StatsIndex, TableStats
+from colony.store import ObjectStore
 
 
 def _skewed(rng, n=40_000):
@@ -53,3 +56,18 @@ def test_heavy_values_survive_merge_and_persistence():
     assert merged.columns["x"].point(0) == pytest.approx(share0, rel=0.02)
     assert merged.columns["s"].point("hot") == pytest.approx(hot, rel=0.02)
     assert merged.columns["x"].point(10_000) == 0.0                     # outside [min, max]
+
+
+def test_statistics_persisted_before_the_frequent_sketch_are_rebuilt_and_kept():
+    s = ObjectStore("d")
+    s.create_pool("p")
+    StatsIndex(s)
+    t = _skewed(np.random.default_rng(4))
+    s.put("p", "k1", t)
+    old = s.get_tables("__stats__", "p/k1")[0].drop_columns(["freq"])   # as an older Colony wrote it
+    s.put("__stats__", "p/k1", old)
+    fresh = StatsIndex.__new__(StatsIndex)     # a restarted service
+    fresh.store, fresh._cache, fresh._merged, fresh._lock = s, {}, {}, threading.Lock()
+    share0 = np.mean(t.column("x").to_numpy() == 0)
+    assert fresh.get("p", "k1").columns["x"].point(0) == pytest.approx(share0, rel=0.02)
+    assert "freq" in s.get_tables("__stats__", "p/k1")[0].column_names

@@ -478,11 +478,19 @@ class StatsIndex:
             st = self._cache.get((pool, key))
         if st is None:       # persisted next to the object, or build it now (object put before the hook)
             try:
-                st = TableStats.from_table(self.store.get_tables(STATS_POOL, self._skey(pool, key))[0])
+                t = self.store.get_tables(STATS_POOL, self._skey(pool, key))[0]
+                if "freq" not in t.column_names:
+                    raise StatsError("statistics persisted before the frequent-items sketch")
+                st = TableStats.from_table(t)
                 st.nbytes = self.store.get(pool, key).size
             except ColonyError:
                 tables = self.store.get_tables(pool, key)
                 st = TableStats.build(tables, nbytes=self.store.get(pool, key).size)
+                if st.columns:      # kept, so the object is not read again (best effort)
+                    try:
+                        self.store.put(STATS_POOL, self._skey(pool, key), st.to_table())
+                    except ColonyError:
+                        pass
             with self._lock:
                 self._cache[(pool, key)] = st
         return st
