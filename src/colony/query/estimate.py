@@ -746,11 +746,18 @@ class Estimator:
             self._bound("predicate on a column without a quantile sketch: selectivity 1/3")
             return DEFAULT_SEL
         total = 0.0
-        for lo, hi, li, hinc in S:
-            if lo == hi:
-                total += cs.point(lo)
-            else:
-                total += max(0.0, cs.cdf(hi) - cs.cdf(lo))
+        if cs.few_valued():
+            # each value's mass, bounds inclusive or not: over TPC-H's l_quantity (50 values)
+            # the histogram put `> 49` at 11.7k rows of 6.0k and `>= 50` at 0, and a constant
+            # column's `> 0` at every row
+            for lo, hi, li, hinc in S:
+                total += max(0.0, cs.rank(hi, hinc) - cs.rank(lo, not li))
+        else:
+            for lo, hi, li, hinc in S:
+                if lo == hi:
+                    total += cs.point(lo)
+                else:
+                    total += max(0.0, cs.cdf(hi) - cs.cdf(lo))
         nonnull = 1.0 - (cs.nulls / cs.rows if cs.rows else 0.0)
         return min(1.0, max(0.0, total)) * nonnull
 

@@ -235,6 +235,19 @@ class ColumnStats:
             return 1.0
         return _interp(v, e, r)
 
+    def few_valued(self) -> bool:
+        """At most 200 distinct numbers: the quantile sketch holds each one's mass, so ranges
+        are read as sums of masses, not off a histogram that is uniform within a bin."""
+        return self.kll is not None and self.ndv <= 200
+
+    def rank(self, v: float, inclusive: bool) -> float:
+        """Fraction of non-null values <= v (inclusive) or < v, from the quantile sketch."""
+        if v == float("inf"):
+            return 1.0
+        if v == float("-inf"):
+            return 0.0
+        return float(self.kll.get_rank(float(v), inclusive))
+
     def weighted_items(self) -> tuple[np.ndarray, np.ndarray]:
         """The string sketch's retained items and their weights (a weighted sample)."""
         if getattr(self, "_witems", None) is None:
@@ -266,9 +279,8 @@ class ColumnStats:
         if self.kll is not None:
             if not self.lo <= float(v) <= self.hi:
                 return 0.0
-            if self.ndv <= 200:        # few values: the sketch holds each one's mass
-                return max(float(self.kll.get_rank(float(v), True) - self.kll.get_rank(float(v), False)),
-                           0.0)
+            if self.few_valued():
+                return max(self.rank(v, True) - self.rank(v, False), 0.0)
             key = repr(float(v))
         elif isinstance(v, str):
             key = v
