@@ -238,7 +238,10 @@ class ColumnStats:
     def few_valued(self) -> bool:
         """At most 200 distinct numbers: the quantile sketch holds each one's mass, so ranges
         are read as sums of masses, not off a histogram that is uniform within a bin."""
-        return self.kll is not None and self.ndv <= 200
+        got = self._derived.get("few")
+        if got is None:
+            got = self._derived["few"] = self.kll is not None and self.ndv <= 200
+        return got
 
     def rank(self, v: float, inclusive: bool) -> float:
         """Fraction of non-null values <= v (inclusive) or < v, from the quantile sketch."""
