@@ -62,7 +62,7 @@ TEMPLATES = {
     # a join whose one side a selective filter cuts to a few rows and whose other side is read
     # whole: a large build with a tiny probe and output. T21 filters both sides at 2-98 %, so
     # its builds, probes and outputs grow together and the fit shared their cost as it liked
-    # (nic0's `join_build` 2.6-23.5 ns a row over five calibrations, `join_out` 0-36 ns)
+    # (nic0's `join_build` 2.6-23.5 ns a row over six calibrations, `join_out` 0-36 ns)
     "T27": "select a.id, b.x from particles a join particles b on a.id = b.id where a.x < {ps}",
     "T22": "select particle_id / {c} as g, count(*), sum(vx) from particles where x < {p} group by g",
     "T23": "select id, sqrt(x) + sqrt(y) as s, vx / {k} from particles where sqrt(z) < {p}",

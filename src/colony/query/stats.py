@@ -147,7 +147,7 @@ class ColumnStats:
             uniq, counts = np.unique(vals, return_counts=True)
             for v in uniq.tolist():
                 up(v)
-            freq = _frequent(uniq.astype(np.float64), counts, key=repr)
+            freq = _frequent(uniq, counts, key=repr)      # float64 already (as_numbers)
         elif pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type) \
                 or pa.types.is_fixed_size_binary(arr.type):
             up = theta.update          # bytes are not text: count distinct values by a digest
