@@ -100,3 +100,13 @@ def test_real_clock_concurrent_senders_share_one_direction():
 def test_payload_bytes_ignores_metadata_that_merely_has_an_nbytes_field():
     from colony.store import Entry
     assert payload_bytes(Entry("p", "k", 4 << 20, 10, "none")) == 0      # an acknowledgement, not data
+
+
+def test_a_message_never_continues_an_earlier_stream(clk):
+    ln = Link("a", "b", LinkModel(rate=1e6), clock=clk, sleep=clk.sleep)
+    ln.transfer(287, "a", "b")                          # a small reply
+    clk.t += 0.03                                       # 30 ms of idle link
+    assert ln.transfer(100_000, "a", "b", stream=False) == pytest.approx(0.1)   # paid in full
+    clk.t += 0.03
+    assert ln.transfer(100_000, "a", "b") == pytest.approx(0.07)    # a stream's next part: gap credited
+    assert ln.transfer(100_000, "a", "b", stream=False) == pytest.approx(0.1)   # after a busy lane: queued

@@ -62,6 +62,9 @@ class Link:
     overlaps with its own, so a stream takes max(transport, size / rate) per transfer and
     achieves the configured rate (or the transport's, when that is slower). A lone call on
     an idle link waits latency + size / rate in full; ``busy_s`` always records that charge.
+    A transfer that is a message of its own (``stream=False``: a query's push-back) never
+    continues another's stream: the gap before it was the link standing idle, not its own
+    transport (a 287-byte reply 38 ms earlier let a 50 MB push-back cross for free).
     """
 
     STREAM_GAP_S = 0.05    # a transfer this soon after the previous one finished continues its stream
@@ -95,13 +98,14 @@ class Link:
         return d if self.model.duplex else "shared"
 
     def transfer(self, nbytes: int, src: str, dst: str, seconds: float | None = None,
-                 credit_s: float = 0.0) -> float:
+                 credit_s: float = 0.0, stream: bool = True) -> float:
         """Charge ``nbytes`` going ``src -> dst``: wait latency + size/rate when paced (after
         the bytes already queued on that direction), count always. ``seconds`` is the
         measured time of an unpaced transfer (its busy time). ``credit_s``: how long these same
         bytes have already been (or will be) charged by another link in series (nearstore's
         topology over the runtime's links): the transfer counts as begun that long ago, so
         only the remainder is waited and the slower link sets the pace, not the sum of both.
+        ``stream=False``: a message of its own, never the continuation of an earlier transfer.
         Returns the seconds waited."""
         d = f"{src}->{dst}"
         if d not in self.counts:
@@ -115,7 +119,7 @@ class Link:
             if m.rate is not None:
                 now = self._clock()
                 fin = self._finish[lane]
-                if fin < now <= fin + self.STREAM_GAP_S:
+                if stream and fin < now <= fin + self.STREAM_GAP_S:
                     # a stream: the time since the previous transfer finished was this one's own
                     # transport time, which a real link overlaps with its own (up to size / rate)
                     allowance = n / m.rate

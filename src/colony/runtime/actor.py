@@ -32,7 +32,7 @@ from colony.config.schema import _select
 from colony.pacing import payload_bytes
 from colony.runtime import placements
 from colony.runtime.links import CLIENT, Links
-from colony.services.base import DeviceContext
+from colony.services.base import DeviceContext, calls_stream
 from colony.runtime.fingerprint import fingerprint
 from colony.runtime.flight import fetch_large, large_bytes, stash_large
 from colony.runtime.futures import resolve
@@ -146,7 +146,8 @@ class RayPeers:
             if tr is None:                          # a device's peers: one transfer layer, made once
                 from colony.runtime.transfer import Transfers
                 tr = self.transfers = Transfers(self)
-            args, kwargs = tr.ship_args(device, args, kwargs, self.me, self._deadline(timeout))
+            args, kwargs = tr.ship_args(device, args, kwargs, self.me, self._deadline(timeout),
+                                        stream=calls_stream(service))
         return self.handle(device).call.remote(service, method, *args, **kwargs)
 
     def relay(self, device: str, service: str, method: str, *args: Any, timeout: float | None = None,
@@ -307,8 +308,8 @@ class DeviceActor:
         return f"not every thread met: {cold}" if cold else "done"
 
     # -- links: the one place this device's bytes are paced and counted ---------------------
-    def _in(self, nbytes: int, peer: str = CLIENT, seconds: float | None = None) -> None:
-        self.links.into(nbytes, peer, seconds)
+    def _in(self, nbytes: int, peer: str = CLIENT, seconds: float | None = None, stream: bool = True) -> None:
+        self.links.into(nbytes, peer, seconds, stream)
 
     def _out(self, nbytes: int, peer: str = CLIENT, seconds: float | None = None) -> None:
         self.links.out(nbytes, peer, seconds)
@@ -326,7 +327,7 @@ class DeviceActor:
             # argument parts that came ahead over Flight were charged as they arrived (flight_put)
             out = self.links.call(peer, lambda *a, **k: self.host.call(service, method, *fetch_large(a, self._take),
                                                                        **fetch_large(k, self._take)),
-                                  args, kwargs, to=to)
+                                  args, kwargs, to=to, stream=calls_stream(service))
         finally:
             _SERVING.bulk_client = was
         if bulk or to is not None:   # large parts stay here for the client's DoGet (charged above, once)
@@ -446,7 +447,9 @@ class DeviceActor:
                 break
             b = chunk.data
             t2 = time.perf_counter()
-            self._in(b.nbytes, peer, t2 - t1)
+            # a call's argument sent ahead, of a service whose calls are messages: its first
+            # chunk starts a stream of its own (colony.pacing.Link), the rest continue it
+            self._in(b.nbytes, peer, t2 - t1, stream=n > 0 or cmd.get("stream", True) is not False)
             busy += t2 - t1
             n += b.nbytes
             if writer is not None:

@@ -60,25 +60,28 @@ class Links:
         """The rate the link to ``peer`` is paced at (None: unpaced), without making the link."""
         return self._model(peer).gbit_per_s
 
-    def into(self, nbytes: int, peer: str = CLIENT, seconds: float | None = None) -> float:
-        """``nbytes`` arriving from ``peer``: paced and counted; returns the seconds waited."""
-        return self.link(peer).transfer(nbytes, peer, self.device, seconds)
+    def into(self, nbytes: int, peer: str = CLIENT, seconds: float | None = None, stream: bool = True) -> float:
+        """``nbytes`` arriving from ``peer``: paced and counted; returns the seconds waited.
+        ``stream=False``: a message of its own (see :class:`colony.pacing.Link`)."""
+        return self.link(peer).transfer(nbytes, peer, self.device, seconds, stream=stream)
 
-    def out(self, nbytes: int, peer: str = CLIENT, seconds: float | None = None) -> float:
+    def out(self, nbytes: int, peer: str = CLIENT, seconds: float | None = None, stream: bool = True) -> float:
         """``nbytes`` leaving for ``peer``."""
-        return self.link(peer).transfer(nbytes, self.device, peer, seconds)
+        return self.link(peer).transfer(nbytes, self.device, peer, seconds, stream=stream)
 
-    def call(self, peer: str, fn, args: tuple, kwargs: dict, to: str | None = None):
+    def call(self, peer: str, fn, args: tuple, kwargs: dict, to: str | None = None, stream: bool = True):
         """Run a service call from ``peer``: its arguments cross the link in, its result out.
         ``to`` (a relayed call: ``peer`` works for ``to``, the client): the result's large
         parts (from ``RESULT_FLIGHT_BYTES``) leave on the link to ``to`` instead, the way
-        they travel (the caller of a relayed call fetches them from here, see runtime.flight)."""
-        self.into(payload_bytes(args) + payload_bytes(kwargs), peer)
+        they travel (the caller of a relayed call fetches them from here, see runtime.flight).
+        ``stream=False`` (a service whose calls are messages, ``Service.calls_stream``): its
+        arguments and result never ride on an earlier transfer's stream."""
+        self.into(payload_bytes(args) + payload_bytes(kwargs), peer, stream=stream)
         out = fn(*args, **kwargs)
         direct = large_bytes(out) if to is not None and to != peer else 0
         if direct:
-            self.out(direct, to)
-        self.out(payload_bytes(out) - direct, peer)
+            self.out(direct, to, stream=stream)
+        self.out(payload_bytes(out) - direct, peer, stream=stream)
         return out
 
     def set_gbps(self, gbps: float | None) -> None:

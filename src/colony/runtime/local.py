@@ -29,7 +29,7 @@ from colony.config import ColonyConfig
 from colony.config.schema import _select, resolve
 from colony.errors import DeadlineExceeded, UnknownDevice
 from colony.runtime.fingerprint import fingerprint
-from colony.services.base import DeviceContext, service_class
+from colony.services.base import DeviceContext, calls_stream, service_class
 from colony.services.host import DeviceHost
 from colony.services.protocol import DeviceInfo
 from colony.runtime.flight import PartRef, fetch_large, stash_large
@@ -221,7 +221,8 @@ def _call(colony: LocalColony, me: str, device: str, service: str, method: str, 
     ctx = contextvars.copy_context()
 
     def run():
-        out = link.call(me, lambda *a, **k: host.call(service, method, *a, **k), args, kwargs, to)
+        out = link.call(me, lambda *a, **k: host.call(service, method, *a, **k), args, kwargs, to,
+                        stream=calls_stream(service))
         # a relayed result's large parts wait for the client (it takes them in LocalColony.call)
         return out if to is None else stash_large(out, colony._stash, device)
     fut = _THREADS.submit(lambda: ctx.run(run))

@@ -44,6 +44,10 @@ class Service:
     """Base class: subclasses set ``name`` and mark callable methods with @endpoint."""
 
     name: ClassVar[str] = ""
+    # True: successive calls may form one stream on a link (a sifting run's deliveries), so
+    # the gap between them is their own transport (colony.pacing.Link); False: each call is a
+    # message of its own (a query and its push-back), which never rides on another's stream
+    calls_stream: ClassVar[bool] = True
 
     def __init__(self, ctx: DeviceContext, **options: Any) -> None:
         self.ctx = ctx
@@ -75,6 +79,13 @@ def endpoint(fn: Callable) -> Callable:
 def service_names() -> list[str]:
     _load_builtin()
     return sorted(_SERVICES)
+
+
+def calls_stream(name: str) -> bool:
+    """Whether the calls of service ``name`` may continue a stream on a link (unknown: True)."""
+    _load_builtin()
+    cls = _SERVICES.get(name)
+    return True if cls is None else cls.calls_stream
 
 
 def service_class(name: str) -> type[Service]:

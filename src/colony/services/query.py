@@ -78,6 +78,7 @@ class QueryService(Service):
     between output batches)."""
 
     name = "query"
+    calls_stream = False        # a query's transfers are its own: none rides on another query's stream
 
     def __init__(self, ctx, **options: Any) -> None:
         super().__init__(ctx, **options)
