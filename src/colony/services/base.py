@@ -82,8 +82,9 @@ def service_names() -> list[str]:
 
 
 def calls_stream(name: str) -> bool:
-    """Whether the calls of service ``name`` may continue a stream on a link (unknown: True)."""
-    _load_builtin()
+    """Whether the calls of service ``name`` may continue a stream on a link. Asked on every
+    call, so a dict lookup: a service called on a device is placed there, hence registered
+    (unknown: True, and the call fails on its own)."""
     cls = _SERVICES.get(name)
     return True if cls is None else cls.calls_stream
 
