@@ -110,3 +110,14 @@ def test_a_message_never_continues_an_earlier_stream(clk):
     clk.t += 0.03
     assert ln.transfer(100_000, "a", "b") == pytest.approx(0.07)    # a stream's next part: gap credited
     assert ln.transfer(100_000, "a", "b", stream=False) == pytest.approx(0.1)   # after a busy lane: queued
+
+
+def test_a_wait_below_the_sleeps_resolution_is_charged_and_queued_not_slept(clk):
+    ln = Link("a", "b", LinkModel(rate=1e9), clock=clk, sleep=clk.sleep)    # 1 GB/s
+    clk.t = 5.0
+    assert ln.transfer(5_000, "a", "b", stream=False) == pytest.approx(5e-6)   # owed 5 us ...
+    assert clk.t == 5.0                                                      # ... not slept
+    for _ in range(100):                               # a stream of them is paced in aggregate
+        ln.transfer(5_000, "a", "b")
+    assert clk.t == pytest.approx(5.0 + 101 * 5e-6, abs=Link.MIN_SLEEP_S)
+    assert ln.stats()["directions"]["a->b"]["waited_s"] >= 101 * 5e-6 * 0.99
