@@ -146,8 +146,7 @@ class RayPeers:
             if tr is None:                          # a device's peers: one transfer layer, made once
                 from colony.runtime.transfer import Transfers
                 tr = self.transfers = Transfers(self)
-            args, kwargs = tr.ship_args(device, args, kwargs, self.me, self._deadline(timeout),
-                                        stream=calls_stream(service))
+            args, kwargs = tr.ship_args(device, args, kwargs, self.me, self._deadline(timeout), service)
         return self.handle(device).call.remote(service, method, *args, **kwargs)
 
     def relay(self, device: str, service: str, method: str, *args: Any, timeout: float | None = None,
@@ -449,7 +448,8 @@ class DeviceActor:
             t2 = time.perf_counter()
             # a call's argument sent ahead, of a service whose calls are messages: its first
             # chunk starts a stream of its own (colony.pacing.Link), the rest continue it
-            self._in(b.nbytes, peer, t2 - t1, stream=n > 0 or cmd.get("stream", True) is not False)
+            first_of_message = n == 0 and op == "arg" and not calls_stream(str(cmd.get("service")))
+            self._in(b.nbytes, peer, t2 - t1, stream=not first_of_message)
             busy += t2 - t1
             n += b.nbytes
             if writer is not None:

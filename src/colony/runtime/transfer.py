@@ -95,17 +95,17 @@ class Transfers:
                                                                    timeout))
 
     def put_arg(self, device: str, part, peer: str | None = None, timeout: float | None = None,
-                stream: bool = True) -> str:
+                service: str | None = None) -> str:
         """A large part of a call's arguments, put on ``device`` ahead of the call (DoPut,
         charged there on the link from ``peer``, default the client); returns the id the
         callee takes it by. Within ``timeout`` (default ``runtime.call_timeout_s``), else
-        DeadlineExceeded naming the device. ``stream=False``: the call's service sends messages
-        (``Service.calls_stream``), so the part never rides on an earlier transfer's stream."""
+        DeadlineExceeded naming the device. ``service``: the call's, whose ``calls_stream`` the
+        device reads to charge the part (a message never rides on an earlier transfer's stream)."""
         pid = uuid.uuid4().hex
         kind = "table" if isinstance(part, pa.Table) else "buffer"
         nbytes = part.nbytes if kind == "table" else part.size
         cmd = {"op": "arg", "id": pid, "kind": kind, **({"from": peer} if peer else {}),
-               **({} if stream else {"stream": False})}
+               **({"service": service} if service else {})}
         timeout = self.colony.config.runtime.call_timeout_s if timeout is None else timeout
         try:
             self._put(device, cmd, part if kind == "table" else blob_table(part, MESSAGE_BYTES), timeout=timeout)
@@ -117,11 +117,11 @@ class Transfers:
         return pid
 
     def ship_args(self, device: str, args: tuple, kwargs: dict, peer: str | None = None,
-                  timeout: float | None = None, stream: bool = True) -> tuple[tuple, dict]:
+                  timeout: float | None = None, service: str | None = None) -> tuple[tuple, dict]:
         """A call's arguments with their large parts (from ``RESULT_FLIGHT_BYTES``, where
         :meth:`bulk` says Flight) put on ``device`` ahead of the call, each replaced by a
         :class:`PartRef`; the callee takes them back before the call runs."""
-        return stash_large((args, kwargs), lambda part: self.put_arg(device, part, peer, timeout, stream), device,
+        return stash_large((args, kwargs), lambda part: self.put_arg(device, part, peer, timeout, service), device,
                            lambda n: self.bulk(n, device))
 
     def put_object(self, device: str, pool: str, key: str, buf: pa.Buffer) -> Entry:

@@ -81,20 +81,11 @@ def service_names() -> list[str]:
     return sorted(_SERVICES)
 
 
-_BUILTIN_LOADED = False
-
-
 def calls_stream(name: str) -> bool:
     """Whether the calls of service ``name`` may continue a stream on a link. Asked on every
-    call, so a dict lookup; the builtin services are imported once, on the first miss (a
-    client calls services it never imported; importing them cost 56 us a call). Unknown: True,
-    and the call fails on its own."""
-    global _BUILTIN_LOADED
+    call, so a dict lookup: it is asked where the call is served, and a service served there
+    is placed there, hence registered (unknown: True, and the call fails on its own)."""
     cls = _SERVICES.get(name)
-    if cls is None and not _BUILTIN_LOADED:
-        _load_builtin()
-        _BUILTIN_LOADED = True
-        cls = _SERVICES.get(name)
     return True if cls is None else cls.calls_stream
 
 
