@@ -111,7 +111,7 @@ class Link:
         topology over the runtime's links): the transfer counts as begun that long ago, so
         only the remainder is waited and the slower link sets the pace, not the sum of both.
         ``stream=False``: a message of its own, never the continuation of an earlier transfer.
-        Returns the seconds waited."""
+        Returns the seconds charged (slept, unless below ``MIN_SLEEP_S``: then queued)."""
         d = f"{src}->{dst}"
         if d not in self.counts:
             raise ValueError(f"link {self.name} has no direction {d}")
