@@ -62,4 +62,3 @@ def test_a_query_call_never_rides_on_an_earlier_transfers_stream():
     w0 = _waited(lc)
     assert lc.call("nic0", "query", "sink", buf) == buf.size          # a message: paid in full
     assert _waited(lc) - w0 >= full * 0.99
-
