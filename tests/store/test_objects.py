@@ -139,3 +139,25 @@ def test_unwritable_spill_dir_leaves_store_unchanged(tmp_path):
         s.put("p", "b/1", obj(40_000, 2))
     assert s.list("p") == ["a/0"] and s.info()["disk_used"] == 0
     assert bytes(s.get("p", "a/0")) == bytes(obj(40_000, 1))
+
+
+def test_generation_moves_with_keys_not_with_spills(tmp_path):
+    """Readers keep what they listed while ``generation`` stands still: it moves when a pool,
+    a key or a lost key comes or goes, and not when an object only spills or reloads."""
+    s = ObjectStore("d", memory_budget=100_000, spill_dir=tmp_path, disk_budget=1 << 20)
+    g = s.generation
+    s.create_pool("p")
+    assert s.generation > g
+    seen = []
+    for i, k in enumerate(("a", "b", "c")):       # the third put spills the least recently used
+        g = s.generation
+        s.put("p", k, obj(40_000, i))
+        assert s.generation > g
+        seen.append(s.generation)
+    assert s.info()["pools"]["p"]["spilled"] == 1
+    g = s.generation
+    for k in ("a", "b", "c"):                     # reloads, and the spills they cause
+        s.get("p", k)
+    assert s.generation == g
+    s.drop("p", "b")
+    assert s.generation > g

@@ -114,3 +114,14 @@ def test_unusable_spill_directory_for_the_key_journal_is_typed(tmp_path):
     s = ObjectStore("nic0", memory_budget=1 << 20, spill_dir=blocker, disk_budget=1 << 30)
     with pytest.raises(StoreError, match="cannot keep (its|the) key journal"):
         s.create_pool("p")                          # before: raw NotADirectoryError
+
+
+def test_a_quarantined_object_moves_the_generation(tmp_path):
+    """A listing kept across a quarantine would still name the lost object: the generation
+    that keys such a listing moves with it."""
+    s, path = _spilled_store(tmp_path)
+    g = s.generation
+    _flip_one_byte(path)
+    with pytest.raises(ObjectLost):
+        s.get("p", "ones")
+    assert s.generation > g and s.lost_keys("p") == ["ones"]

@@ -554,12 +554,12 @@ class DeviceModels:
             w = lin.coef
         else:
             return None
-        share = list(map(operator.mul, x, w))
-        comp = _COMPUTE_OF(share)
+        comp = list(map(operator.mul, _COMPUTE_OF(x), _COMPUTE_OF(w)))   # the compute terms first
         top = max(comp)
         if top > 0:
             dom = FEATURES[_COMPUTE[comp.index(top)]]
         else:
+            share = list(map(operator.mul, x, w))
             top = max(share)
             if top <= 0:
                 # the linear part prices none of this query's operators (an intercept-only fit

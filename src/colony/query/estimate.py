@@ -574,6 +574,7 @@ class Estimator:
         # whether a window function may be in the plan: False where the decoder's marks say
         # none is, so no projection's expressions are walked to look for one
         self.windows = True
+        self._str_cols: dict = {}    # column expression -> string-valued (see _is_str)
 
     def _add(self, op: str, n: float) -> None:
         self.ops[op] += n
@@ -718,8 +719,11 @@ class Estimator:
         """Is ``e`` string-valued (a string column, literal or function, or a min/max of one)?"""
         kind = e[0]
         if kind == "col":
-            cs = self._colstats(e[1:])
-            return cs is not None and cs.items is not None
+            got = self._str_cols.get(e)       # asked for every column a relation reads or emits
+            if got is None:
+                cs = self._colstats(e[1:])
+                got = self._str_cols[e] = cs is not None and cs.items is not None
+            return got
         if kind == "lit":
             return isinstance(e[1], str)
         if kind == "fn":
@@ -1749,6 +1753,16 @@ def split_points(rel: dict, marks: frozenset | None = None) -> list[tuple[list, 
     return cuts if walk(rel, []) and cuts else None
 
 
+def _vector(counts: Counter) -> dict:
+    """An op vector (every feature of OPS, in floats) from the counts a walk made: a plan
+    touches ~10 of the 41 features, so only those are converted."""
+    out = dict.fromkeys(OPS, 0.0)
+    for k, v in counts.items():
+        if k in out:
+            out[k] = float(v)
+    return out
+
+
 def _get(d, path):
     for p in path:
         d = d[p]
@@ -1792,7 +1806,7 @@ def _estimate(plan_bytes_or_json, stats: dict[str, TableStats], seed: int = 0) -
         ops["in_bytes"] = float(in_bytes)
         return Estimate(rows=None, out_cols=n, out_width=8.0 * n, ops=ops, input_rows=in_rows,
                         input_bytes=in_bytes, objects=objects, supported=False, reason=str(e))
-    ops = {k: float(est.ops.get(k, 0.0)) for k in OPS}
+    ops = _vector(est.ops)
     ops["out_cells"] = node.rows * len(node.exprs)
     width = _width(node.exprs, stats)
     ops["out_bytes"] = node.rows * width          # result materialization goes by bytes, not rows
@@ -1813,7 +1827,7 @@ def _estimate(plan_bytes_or_json, stats: dict[str, TableStats], seed: int = 0) -
         if not lnode.exprs:              # a zero-column cut cannot be shipped: no split
             parts = []
             break
-        lops = {k: float(lcount.get(k, 0.0)) for k in OPS}
+        lops = _vector(lcount)
         lops["out_cells"] = lnode.rows * len(lnode.exprs)
         lwidth = _width(lnode.exprs, stats)
         lops["out_bytes"] = lnode.rows * lwidth

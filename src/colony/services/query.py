@@ -107,6 +107,7 @@ class QueryService(Service):
         self.host_models: DeviceModels | None = None
         self._lock = threading.Lock()
         self._estimates: OrderedDict = OrderedDict()      # plan bytes -> (statistics read, plan JSON, estimate)
+        self._listed: dict = {}       # (pool, pattern) -> (store generation, its keys): see _keys
         self._inflight = 0
         self._staged: dict[str, dict[str, list]] = {}   # objects devices handed over, per multi-device plan
         self._busy_threads = 0
@@ -285,6 +286,10 @@ class QueryService(Service):
         that are left would be silently wrong. The catalogue (``refuse_lost=False``) lists
         what is left; it reports the lost objects itself."""
         store = self.ctx.store
+        gen = store.generation           # read first: a change while listing makes the next call list again
+        hit = self._listed.get((pool, pattern))
+        if hit is not None and hit[0] == gen and (not hit[2] or not refuse_lost):
+            return list(hit[1])          # a decision's keys: listing and matching cost ~5 % of its CPU
         if pool not in store.pools():
             return []
         lost = [k for k in store.lost_keys(pool) if fnmatch.fnmatchcase(k, pattern)]
@@ -293,7 +298,11 @@ class QueryService(Service):
                              f"{pattern!r} ({', '.join(lost[:5])}{', ...' if len(lost) > 5 else ''}): "
                              f"{store.lost[(pool, lost[0])]}. Load the table again (colony load --replace) "
                              "or drop the lost keys")
-        return [k for k in store.list(pool) if fnmatch.fnmatchcase(k, pattern)]
+        keys = [k for k in store.list(pool) if fnmatch.fnmatchcase(k, pattern)]
+        if len(self._listed) > 256:
+            self._listed.clear()
+        self._listed[(pool, pattern)] = (gen, tuple(keys), bool(lost))
+        return keys
 
     @endpoint
     def describe(self, tables: dict, refuse_lost: bool = True) -> dict:

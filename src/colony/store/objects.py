@@ -101,6 +101,9 @@ class ObjectStore:
         self._durable: set[str] = set()
         self._journals: dict = {}
         self.lost: dict[tuple[str, str], str] = {}     # (pool, key) -> why it is lost (quarantined, or restart)
+        # bumped whenever a pool, a key or a lost key comes or goes (not when an object only
+        # spills or reloads): a reader may keep what it listed while the number is the same
+        self.generation = 0
         if self.spill_dir is not None:
             self._recover()
 
@@ -114,6 +117,7 @@ class ObjectStore:
                 raise StoreError(f"pool {pool!r} on device {self.device!r} is durable but the device has no "
                                  f"spill_dir/disk budget; give the device a disk or make the pool memory-only")
             self._pools.setdefault(pool, {})
+            self.generation += 1
             if durable:
                 self._durable.add(pool)
             elif self.spill_dir is not None:
@@ -206,6 +210,7 @@ class ObjectStore:
                 spilled = self._admit(pool, key, buf)
                 self._journal(pool, "+", key)
             self.lost.pop((pool, key), None)
+            self.generation += 1
         if self._put_hooks:
             tables = tables if tables is not None else codec.unpack(buf)
             for hook in self._put_hooks:
@@ -281,6 +286,7 @@ class ObjectStore:
             p = self._pool(pool)
             if key not in p:
                 if self.lost.pop((pool, key), None) is not None:
+                    self.generation += 1
                     return       # dropping a lost object just forgets it
                 self._missing(pool, key)
             self._remove(pool, key)
@@ -318,6 +324,7 @@ class ObjectStore:
 
     # -- budget and spill (call with the lock held) ---------------------------
     def _remove(self, pool: str, key: str) -> None:
+        self.generation += 1
         v = self._pools[pool].pop(key)
         if isinstance(v, pa.Buffer):
             self._mem -= self._lru.pop((pool, key))
@@ -471,6 +478,7 @@ class ObjectStore:
                f"({why}); " + (f"moved to {dest}" if dest else "deleted") + "; put the object again from its source")
         log.error(msg)
         self.lost[(pool, key)] = msg
+        self.generation += 1
         return ObjectLost(msg)
 
     def _recover(self) -> None:
