@@ -269,3 +269,30 @@ def test_group_size_draws_have_the_poisson_moments(lam):
     assert m.min() >= 1 and (m == np.round(m)).all()
     assert m.mean() == pytest.approx(lam, rel=0.02 / np.sqrt(lam) + 1e-3)
     assert m.std() == pytest.approx(np.sqrt(lam), rel=0.03)
+
+
+def test_kept_monte_carlo_draws_give_the_estimates_fresh_draws_give(cases, monkeypatch):
+    """A column's Monte-Carlo draws are kept per generator state (the estimator seeds a fresh
+    generator for every sampled selectivity, so templates and a filter's two looks draw the
+    same values again): estimates with kept draws, in any order, equal those drawn afresh."""
+    from colony.query import stats as stats_mod
+    monkeypatch.setattr(stats_mod, "DRAWS_KEPT", 0)
+    fresh = [estimate(pj, stats).to_dict() for _, pj, stats in cases]
+    monkeypatch.setattr(stats_mod, "DRAWS_KEPT", 2)
+    kept = [estimate(pj, stats).to_dict() for _, pj, stats in cases]
+    again = [estimate(pj, stats).to_dict() for _, pj, stats in reversed(cases)][::-1]
+    assert kept == fresh and again == fresh
+    drawn = [cs for _, _, stats in cases for ts in stats.values() for cs in ts.columns.values()
+             if cs._derived.get("draws")]
+    assert drawn, "no sampled selectivity among the cases: the test checks nothing"
+
+
+def test_a_kept_draw_leaves_the_generator_where_a_fresh_draw_would():
+    t = uniform(20_000, seed=1)
+    cs = TableStats.build([t]).columns["x"]
+    for _ in range(2):                      # the second pass is served from the kept draws
+        a, b = np.random.Generator(np.random.SFC64(7)), np.random.Generator(np.random.SFC64(7))
+        got = cs.sample(5000, a)
+        want = cs._draw_values(5000, b)
+        assert (got == want).all() and not got.flags.writeable
+        assert a.random() == b.random()
