@@ -296,3 +296,19 @@ def test_a_kept_draw_leaves_the_generator_where_a_fresh_draw_would():
         want = cs._draw_values(5000, b)
         assert (got == want).all() and not got.flags.writeable
         assert a.random() == b.random()
+
+
+@pytest.mark.parametrize("column", ["x", "particle_id"])
+def test_value_draws_equal_the_plain_interpolation(column):
+    """Numeric draws are computed in place from a kept next-step table: the same values as
+    ``inv[i] * (1 - f) + inv[min(i + 1, 4096)] * f`` (rounded for an integer column)."""
+    cs = TableStats.build([uniform(30_000, seed=2)]).columns[column]
+    for seed in range(3):
+        got = cs._draw_values(50_000, np.random.Generator(np.random.SFC64(seed)))
+        u = np.random.Generator(np.random.SFC64(seed)).random(50_000) * 4096.0
+        i = u.astype(np.int64)
+        f = u - i
+        want = cs._inv[i] * (1.0 - f) + cs._inv[np.minimum(i + 1, 4096)] * f
+        want = np.round(want) if cs.integral else want
+        assert (got == want).all()
+    assert cs.integral == (column == "particle_id")

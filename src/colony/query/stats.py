@@ -366,14 +366,24 @@ class ColumnStats:
         return self._drawn("values", n, rng, self._draw_values)
 
     def _draw_values(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``inv[i] * (1 - f) + inv[min(i + 1, 4096)] * f`` for u = 4096 * random(n) = i + f,
+        with the same roundings, in place and by ``take`` with the next step's table kept
+        (160k draws: 3.3 -> 1.5 ms)."""
         if getattr(self, "_inv", None) is None:
             e, r = self._hist()
-            self._inv = np.interp(np.linspace(0.0, 1.0, 4097), r, e)
-        u = rng.random(n) * 4096.0
+            inv = np.interp(np.linspace(0.0, 1.0, 4097), r, e)
+            self._inv_next = inv[np.minimum(np.arange(4097) + 1, 4096)]
+            self._inv = inv
+        u = rng.random(n)
+        u *= 4096.0
         i = u.astype(np.int64)
-        f = u - i
-        v = self._inv[i] * (1.0 - f) + self._inv[np.minimum(i + 1, 4096)] * f
-        return np.round(v) if self.integral else v
+        u -= i                      # f, the fraction within step i
+        v = self._inv.take(i)
+        v *= 1.0 - u
+        nxt = self._inv_next.take(i)
+        nxt *= u
+        v += nxt
+        return np.round(v, out=v) if self.integral else v
 
     @property
     def integral(self) -> bool:
