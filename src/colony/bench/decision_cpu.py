@@ -32,21 +32,18 @@ DATASETS = {"particles": (None, QUERIES / "families.sql"),
 
 
 def _tables(dataset: str, rows: int, data: str | None) -> dict:
-    import pyarrow.parquet as pq
-
     from colony.data import uniform
+    from colony.data.tables import read_dir
     if dataset == "particles":
         return {"particles": uniform(rows, seed=0)}
-    d = Path(data)
-    if not d.is_dir():
+    if not Path(data).is_dir():
         if dataset == "tpch":
             from colony.data.tpch import write
-            write(str(d), 0.05)
+            write(data, 0.05)
         else:
             from colony.data.nycflights import write
-            write(str(d))
-    return {p.name.removesuffix(".parquet"): pq.read_table(p) for p in sorted(d.iterdir())
-            if p.suffix == ".parquet" or p.is_dir()}
+            write(data)
+    return read_dir(data)
 
 
 def _records(directory: Path) -> dict:
@@ -70,20 +67,14 @@ def measure(dataset: str = "particles", rows: int = 1_000_000, data: str | None 
     first decision."""
     from colony.cost.models import DeviceModels
     from colony.cost.suite import calibration_dir
-    from colony.drivers.emulated import emulated_colony
+    from colony.drivers.emulated import emulated_colony, load_tables
     from colony.drivers.query import QueryClient
     from colony.query.plan import TableSpec
     default_data, qfile = DATASETS[dataset]
     tables = _tables(dataset, rows, data or default_data)
     models = _records(Path(records) if records else calibration_dir())
     colony = emulated_colony()
-    store = colony.store("nic0")
-    for name, t in tables.items():
-        store.create_pool(name)
-        k = 4 if t.num_rows >= 100_000 else 1
-        for i in range(k):
-            a, b = i * t.num_rows // k, (i + 1) * t.num_rows // k
-            store.put(name, f"part-{i:05d}", t.slice(a, b - a))
+    load_tables(colony, "nic0", tables)
     svc = colony.host("nic0").services["query"]
     svc.models = DeviceModels.from_json(models["nic0"])
     svc.host_models = DeviceModels.from_json(models["host0"])

@@ -18,32 +18,19 @@ def _tables(rows: int, seed: int, data: str | None) -> dict:
     if data is None:
         from colony.data import uniform
         return {"particles": uniform(rows, seed=seed)}
-    import os
-
-    import pyarrow.parquet as pq
-    if not os.path.isdir(data):
-        raise typer.BadParameter(f"--data {data!r} is not a directory of Parquet files/folders")
-    out = {}
-    for name in sorted(os.listdir(data)):
-        path = os.path.join(data, name)
-        if name.endswith(".parquet") or os.path.isdir(path):
-            out[name.removesuffix(".parquet")] = pq.read_table(path)
-    if not out:
-        raise typer.BadParameter(f"--data {data!r} holds no .parquet files or folders")
-    return out
-
-
-def _pieces(t, k: int = 4) -> list:
-    """A table as k objects (1 when small), like a dataset written in parts."""
-    k = k if t.num_rows >= 100_000 else 1
-    n = t.num_rows
-    return [t.slice(i * n // k, (i + 1) * n // k - i * n // k) for i in range(k)]
+    from colony.data.tables import read_dir
+    from colony.errors import DataError
+    try:
+        return read_dir(data)
+    except DataError as e:
+        raise typer.BadParameter(str(e)) from None
 
 
 def _runtime(tables: dict, device: str):
     """The embedded default colony (Ray) with the query service on every device and the
     tables on ``device`` (one pool each)."""
     import colony as colony_pkg
+    from colony.data.tables import parts
     from colony.config.builders import embedded
     from colony.drivers.emulated import NIC_LINKS_GBPS
     # cost models go into each device's calibration record, beside its device suite
@@ -52,19 +39,15 @@ def _runtime(tables: dict, device: str):
     c = colony_pkg.connect(cfg, temp_dir="/tmp/ray-colony-query")
     host = next(d.name for d in c.devices() if d.role == "host")
     for name, t in tables.items():
-        for i, part in enumerate(_pieces(t)):
+        for i, part in enumerate(parts(t)):
             c.put(name, f"part-{i:05d}", part)
     return c, host, c.shutdown   # the runtime paces every call on the devices' links
 
 
 def _local(tables: dict, device: str):
-    from colony.drivers.emulated import DEFAULT_MODELS_DIR, emulated_colony
+    from colony.drivers.emulated import DEFAULT_MODELS_DIR, emulated_colony, load_tables
     colony = emulated_colony(query_options={"models_dir": DEFAULT_MODELS_DIR})
-    store = colony.store(device)
-    for name, t in tables.items():
-        store.create_pool(name)
-        for i, part in enumerate(_pieces(t)):
-            store.put(name, f"part-{i:05d}", part)
+    load_tables(colony, device, tables)
     return colony, "host", lambda: None
 
 

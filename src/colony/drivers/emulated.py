@@ -32,6 +32,17 @@ def emulated_colony(n_nics: int = 4, host_threads: int = 2, nic_threads: int = 1
     return LocalColony(cfg, links_gbps={f"nic{i}": links_gbps[i] for i in range(n_nics)})
 
 
+def load_tables(colony, device: str, tables: dict) -> None:
+    """Put each table on ``device`` in a pool of its name, as objects part-00000...
+    (:func:`colony.data.tables.parts`)."""
+    from colony.data.tables import parts
+    store = colony.store(device)
+    for name, t in tables.items():
+        store.create_pool(name)
+        for i, part in enumerate(parts(t)):
+            store.put(name, f"part-{i:05d}", part)
+
+
 def load_particles(colony, device: str, rows: int, objects: int = 4, seed: int = 0, pool: str = "particles",
                    n_particles: int | None = None):
     """Put ``rows`` uniform particles on ``device`` as ``objects`` objects (keys part-00000...)."""
