@@ -392,6 +392,42 @@ _TWO = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide
         "and": np.logical_and, "or": np.logical_or, "modulus": np.mod}
 
 
+def _objects(a: pa.Array) -> np.ndarray:
+    return np.asarray(a.to_pylist(), dtype=object)
+
+
+def _numbers(a: pa.Array) -> np.ndarray:
+    return a.to_numpy(zero_copy_only=False).astype(np.float64)
+
+
+# string functions evaluated on sampled values (a string column's sketch items): a key like
+# length(dest) or upper(substr(dest, 1, 1)) has as many groups as values it takes there, not
+# the column's (counted as dest's, a one-group aggregation was estimated at 105), and a
+# predicate on one is a sampled selectivity instead of a guess.
+# name -> (arguments, function of the strings and the literal arguments)
+_STR_FNS = {
+    "character_length": (1, lambda s: _numbers(pc.utf8_length(s))),
+    "octet_length": (1, lambda s: _numbers(pc.binary_length(s))),
+    "upper": (1, lambda s: _objects(pc.utf8_upper(s))),
+    "lower": (1, lambda s: _objects(pc.utf8_lower(s))),
+    "initcap": (1, lambda s: _objects(pc.utf8_title(s))),
+    "reverse": (1, lambda s: _objects(pc.utf8_reverse(s))),
+    "btrim": (1, lambda s, chars=None: _objects(pc.utf8_trim_whitespace(s) if chars is None
+                                               else pc.utf8_trim(s, characters=chars))),
+    "ltrim": (1, lambda s, chars=None: _objects(pc.utf8_ltrim_whitespace(s) if chars is None
+                                               else pc.utf8_ltrim(s, characters=chars))),
+    "rtrim": (1, lambda s, chars=None: _objects(pc.utf8_rtrim_whitespace(s) if chars is None
+                                               else pc.utf8_rtrim(s, characters=chars))),
+    "left": (2, lambda s, n: _objects(pc.utf8_slice_codeunits(s, 0, max(int(n), 0)))),
+    "right": (2, lambda s, n: _objects(pc.utf8_slice_codeunits(s, -int(n)) if int(n) > 0
+                                       else pc.utf8_slice_codeunits(s, 0, 0))),
+    "ends_with": (2, lambda s, x: pc.ends_with(s, pattern=x).to_numpy(zero_copy_only=False).astype(bool)),
+    "contains": (2, lambda s, x: pc.match_substring(s, pattern=x).to_numpy(zero_copy_only=False).astype(bool)),
+    "strpos": (2, lambda s, x: _numbers(pc.find_substring(s, pattern=x)) + 1.0),
+    "replace": (3, lambda s, a, b: _objects(pc.replace_substring(s, pattern=a, replacement=b))),
+}
+
+
 class Coded:
     """Draws of a string column as codes into its sketch's weighted items: an expression over
     that one column is evaluated once per item and gathered by code, instead of comparing
@@ -459,6 +495,13 @@ def _numpy_eval(e, cols: dict, consts: Callable | None = None, coded: bool | Non
             stop = start + int(args[2]) if len(args) > 2 else None
             out = pc.utf8_slice_codeunits(_strings(args[0]), start, stop)
             return np.asarray(out.to_pylist(), dtype=object)
+        if name in _STR_FNS and len(args) >= _STR_FNS[name][0] and all(isinstance(a, (str, int, float))
+                                                                       for a in args[1:]):
+            return _STR_FNS[name][1](_strings(args[0]), *args[1:])
+        if name in ("concat", "str_concat") and args:
+            n = max((len(a) for a in args if np.ndim(a)), default=1)
+            parts = [_strings(a) if np.ndim(a) else pa.array([str(a)] * n, pa.string()) for a in args]
+            return _objects(pc.binary_join_element_wise(*parts, ""))
         if name == "in":
             return np.isin(np.asarray(args[0]), np.asarray(args[1:], dtype=object if isinstance(args[1], str)
                                                           else np.float64))
@@ -1400,6 +1443,7 @@ class Estimator:
     def _distinct_keys(self, keys: list, inp: Node) -> float:
         """Distinct combinations of ``keys`` among a node's rows (a grouping's groups, a
         window's partitions)."""
+        keys = self._key_columns(keys)
         # keys of one read cannot outnumber its rows
         per_read: dict = {}
         other = 1.0
@@ -1430,6 +1474,18 @@ class Estimator:
             if want and want <= self._closure(inp.det, q):
                 d = min(d, max(inp.size.get(q, INF) * inp.frac.get(q, 1.0), 1.0))
         return max(min(d, inp.rows), 1.0 if inp.rows >= 1 else 0.0)
+
+    def _key_columns(self, keys: list) -> list:
+        """The keys, with a function of several columns that no count models (concat(origin,
+        dest), a + b) replaced by those columns: it takes at most as many values as their
+        combinations (224 origin-dest pairs, not a group per row)."""
+        out: list = []
+        for k in keys:
+            cols = _columns(k)
+            new = ([("col", *c) for c in sorted(cols, key=str)]
+                   if k[0] == "fn" and len(cols) > 1 and self._ndv(k) == INF else [k])
+            out.extend(x for x in new if x not in out)
+        return out
 
     def _set(self, b: dict) -> Node:
         ins = [self.rel(i) for i in b["inputs"]]
