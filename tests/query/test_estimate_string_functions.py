@@ -36,7 +36,7 @@ def _est_act(sql, t, st):
 
 @pytest.mark.parametrize("key", ["length(dest)", "upper(substr(dest, 1, 1))", "lower(dest)", "left(tail, 2)",
                                  "right(tail, 2)", "trim(tail)", "reverse(dest)", "replace(dest, 'A', 'B')",
-                                 "octet_length(tail)", "initcap(dest)"])
+                                 "octet_length(tail)", "initcap(dest)", "left(tail, -2)", "right(tail, -3)"])
 def test_groups_of_a_string_function_key(codes, key):
     t, st = codes
     e, r = _est_act(f"select {key} as k, count(*) as n from t group by {key}", t, st)

@@ -418,8 +418,9 @@ _STR_FNS = {
                                                else pc.utf8_ltrim(s, characters=chars))),
     "rtrim": (1, lambda s, chars=None: _objects(pc.utf8_rtrim_whitespace(s) if chars is None
                                                else pc.utf8_rtrim(s, characters=chars))),
-    "left": (2, lambda s, n: _objects(pc.utf8_slice_codeunits(s, 0, max(int(n), 0)))),
-    "right": (2, lambda s, n: _objects(pc.utf8_slice_codeunits(s, -int(n)) if int(n) > 0
+    # left(s, -n) is all but the last n characters, right(s, -n) all but the first n
+    "left": (2, lambda s, n: _objects(pc.utf8_slice_codeunits(s, 0, int(n)))),
+    "right": (2, lambda s, n: _objects(pc.utf8_slice_codeunits(s, -int(n)) if int(n)
                                        else pc.utf8_slice_codeunits(s, 0, 0))),
     "ends_with": (2, lambda s, x: pc.ends_with(s, pattern=x).to_numpy(zero_copy_only=False).astype(bool)),
     "contains": (2, lambda s, x: pc.match_substring(s, pattern=x).to_numpy(zero_copy_only=False).astype(bool)),
@@ -1076,7 +1077,7 @@ class Estimator:
                         try:
                             vals = np.asarray(_numpy_eval(e, {col: grid}), dtype=np.float64)
                             k = len(np.unique(vals[np.isfinite(vals)]))
-                        except (Unsupported, TypeError, ValueError):
+                        except (Unsupported, TypeError, ValueError, pa.ArrowException):
                             k = -1
                         if k < size // 10:
                             break
