@@ -501,8 +501,11 @@ def _numpy_eval(e, cols: dict, consts: Callable | None = None, coded: bool | Non
             return _STR_FNS[name][1](_strings(args[0]), *args[1:])
         if name in ("concat", "str_concat") and args:
             n = max((len(a) for a in args if np.ndim(a)), default=1)
-            parts = [_strings(a) if np.ndim(a) else pa.array([str(a)] * n, pa.string()) for a in args]
-            return _objects(pc.binary_join_element_wise(*parts, ""))
+            if name == "str_concat" and any(a is None for a in args):
+                return np.full(n, None, dtype=object)       # NULL || x is NULL; concat skips NULLs
+            parts = [_strings(a) if np.ndim(a) else pa.array([str(a)] * n, pa.string())
+                     for a in args if a is not None]
+            return _objects(pc.binary_join_element_wise(*parts, "")) if parts else np.full(n, "", dtype=object)
         if name == "in":
             return np.isin(np.asarray(args[0]), np.asarray(args[1:], dtype=object if isinstance(args[1], str)
                                                           else np.float64))
