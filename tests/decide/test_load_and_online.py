@@ -180,10 +180,11 @@ def test_an_execution_miss_is_not_learnt_again_by_the_end_to_end_correction():
     svc.models.residuals.state.clear()
     c._feedback.clear()
     runs = [c.query(sql, "down") for _ in range(7)]
-    # the miss is large (executions ran ~100x their price, totals ~2-3x): learnt end to end, it
-    # would take the total's correction well over the 1.3 asserted below
+    # the miss is large (executions ran ~100x their price, totals 3-4.6x): learnt end to end
+    # (alpha 0.2 in log space over 7 runs), totals over 2.5x take the total's correction to
+    # e^(0.79 ln 2.5) = 2.06, its bound of 2.0, well over the 1.6 asserted below
     assert all(r.actual["exec"] > 20 * r.decision["predicted"]["down"]["exec"] for r in runs)
-    assert np.median([r.actual["total"] / r.decision["predicted"]["down"]["total"] for r in runs]) > 1.5
+    assert np.median([r.actual["total"] / r.decision["predicted"]["down"]["total"] for r in runs]) > 2.5
     fb = c._feedback["nic0"]
     pred, act = runs[-1].decision["predicted"]["down"], runs[-1].actual
     assert fb["predicted"] == pred["total"]
@@ -193,8 +194,9 @@ def test_an_execution_miss_is_not_learnt_again_by_the_end_to_end_correction():
     totals = {k: v["factor"] for k, v in corr.items() if k.startswith("total:down@")}
     assert execs == {"*": 2.0}                        # the execution's own correction took it, to its bound
     # measured totals ran many times their price, all of it execution: nothing of it is learnt
-    # end to end (the rest's own noise, at a few ms in process, may still move it either way)
-    assert totals and all(f <= 1.3 for f in totals.values()), totals
+    # end to end (the rest's own noise, at a few ms in process, may still move it either way:
+    # up to 1.35 measured, alone and in the full suite, so 1.3 failed now and then)
+    assert totals and all(f <= 1.6 for f in totals.values()), totals
 
 
 def test_end_to_end_corrections_stay_in_their_size_class():
