@@ -403,6 +403,10 @@ def _numbers(a: pa.Array) -> np.ndarray:
     return a.to_numpy(zero_copy_only=False).astype(np.float64)
 
 
+def _bools(a: pa.Array) -> np.ndarray:
+    return a.to_numpy(zero_copy_only=False).astype(bool)
+
+
 # string functions evaluated on sampled values (a string column's sketch items): a key like
 # length(dest) or upper(substr(dest, 1, 1)) has as many groups as values it takes there, not
 # the column's (counted as dest's, a one-group aggregation was estimated at 105), and a
@@ -425,8 +429,8 @@ _STR_FNS = {
     "left": (2, lambda s, n: _objects(pc.utf8_slice_codeunits(s, 0, int(n)))),
     "right": (2, lambda s, n: _objects(pc.utf8_slice_codeunits(s, -int(n)) if int(n)
                                        else pc.utf8_slice_codeunits(s, 0, 0))),
-    "ends_with": (2, lambda s, x: pc.ends_with(s, pattern=x).to_numpy(zero_copy_only=False).astype(bool)),
-    "contains": (2, lambda s, x: pc.match_substring(s, pattern=x).to_numpy(zero_copy_only=False).astype(bool)),
+    "ends_with": (2, lambda s, x: _bools(pc.ends_with(s, pattern=x))),
+    "contains": (2, lambda s, x: _bools(pc.match_substring(s, pattern=x))),
     "strpos": (2, lambda s, x: _numbers(pc.find_substring(s, pattern=x)) + 1.0),
     "replace": (3, lambda s, a, b: _objects(pc.replace_substring(s, pattern=a, replacement=b))),
 }
@@ -492,13 +496,11 @@ def _numpy_eval(e, cols: dict, consts: Callable | None = None, coded: bool | Non
     name, args = e[1], [_numpy_eval(a, cols, consts, coded) for a in e[2]]
     with np.errstate(all="ignore"):
         if name in ("like", "ilike") and len(args) >= 2 and isinstance(args[1], str):
-            out = pc.match_like(_strings(args[0]), args[1], ignore_case=name == "ilike")
-            return out.to_numpy(zero_copy_only=False).astype(bool)
+            return _bools(pc.match_like(_strings(args[0]), args[1], ignore_case=name == "ilike"))
         if name == "substring" and len(args) >= 2:
             start = int(args[1]) - 1
             stop = start + int(args[2]) if len(args) > 2 else None
-            out = pc.utf8_slice_codeunits(_strings(args[0]), start, stop)
-            return np.asarray(out.to_pylist(), dtype=object)
+            return _objects(pc.utf8_slice_codeunits(_strings(args[0]), start, stop))
         if name in _STR_FNS and len(args) >= _STR_FNS[name][0] and all(isinstance(a, (str, int, float))
                                                                        for a in args[1:]):
             return _STR_FNS[name][1](_strings(args[0]), *args[1:])
