@@ -177,7 +177,7 @@ def test_model_predictions_equal_the_plain_formulas():
     dm = DeviceModels(device="d", threads=2, exec=ops, ser_time=LinearModel(1e-4, 1e-9),
                       ser_bytes=LinearModel(10.0, 1.0), deser_s=1e-5, exec_linear=ops)
     compute = [i for i, f in enumerate(OPS) if f not in ("in_bytes", "out_bytes", "out_cells", "rows", "scan",
-                                                          "scan_str")]
+                                                          "scan_str", "plan_rels")]
     for i in range(40):
         share = X[i] * (np.asarray(ops.serial) + np.asarray(ops.parallel) / 2.0)
         top = compute[int(np.argmax(share[compute]))]        # the first largest compute operator
