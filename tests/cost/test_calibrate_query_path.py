@@ -113,7 +113,7 @@ def test_calibration_templates_cover_the_new_operator_families():
     for tid in TEMPLATES:
         ops = estimate(qplan.to_substrait(instantiate(tid, rng), {"particles": t.schema}), st).ops
         seen |= {k for k, v in ops.items() if v > 0}
-    assert {"div", "math", "topk", "sort", "power", "out_bytes"} <= seen
+    assert {"div", "math", "topk", "topk_seq", "sort", "power", "out_bytes"} <= seen
 
 
 @pytest.mark.parametrize("learner", [OpsExec, NNLSExec])

