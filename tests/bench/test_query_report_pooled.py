@@ -27,3 +27,15 @@ def test_pool_takes_every_record_of_every_run(tmp_path):
     assert p["exec_pct"]["held_out"]["down"]["median"] == 30 and p["exec_pct"]["held_out"]["down"]["n"] == 3
     assert p["exec_pct"]["seen"]["back"] == {"n": 2, "median": 10.0, "p90": 25.0}
     assert p["total_pct"]["down"]["n"] == 5 and p["total_pct"]["split"] is None
+
+
+def test_bad_input_gets_a_message_and_a_status_not_a_traceback(tmp_path):
+    run = [sys.executable, "-m", "colony.bench.query_report"]
+    help_ = subprocess.run(run + ["--help"], capture_output=True, text=True)
+    assert help_.returncode == 0 and "--pool" in help_.stdout
+    missing = subprocess.run(run + [str(tmp_path / "nope.json")], capture_output=True, text=True)
+    assert missing.returncode == 2 and "cannot read the run" in missing.stderr and "Traceback" not in missing.stderr
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    got = subprocess.run(run + ["--pool", str(tmp_path / "o.json"), str(bad)], capture_output=True, text=True)
+    assert got.returncode == 2 and "Traceback" not in got.stderr

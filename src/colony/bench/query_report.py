@@ -1,6 +1,6 @@
 """Markdown tables from `colony bench query` JSON: per-query predicted vs actual (like thesis
-Table 5.6), per family, and the summary (python -m colony.bench.query_report JSON [MD]); and
-errors pooled over repeated runs of one query set (``--pool OUT RUN.json...``)."""
+Table 5.6), per family, and the summary (python -m colony.bench.query_report JSON [--md MD]);
+and errors pooled over repeated runs of one query set (``--pool OUT RUN.json...``)."""
 
 from __future__ import annotations
 
@@ -145,13 +145,34 @@ def pooled(paths: list[str]) -> dict:
             "total_pct": {pl: spread("total_err", pl) for pl in ("down", "back", "split")}}
 
 
-if __name__ == "__main__":
-    if sys.argv[1] == "--pool":
-        with open(sys.argv[2], "w") as f:
-            json.dump(pooled(sys.argv[3:]), f, indent=1)
-        sys.exit(0)
-    text = render(sys.argv[1])
-    if len(sys.argv) > 2:
-        open(sys.argv[2], "w").write(text)
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    ap = argparse.ArgumentParser(prog="python -m colony.bench.query_report",
+                                 description="Markdown tables from `colony bench query` JSON, or errors pooled "
+                                             "over repeated runs of one query set.")
+    ap.add_argument("--pool", metavar="OUT", help="write the errors pooled over every RUN.json to OUT (JSON)")
+    ap.add_argument("json", nargs="+", help="a run's JSON (with --pool: every run to pool)")
+    ap.add_argument("--md", help="write the tables here (default: print them)")
+    a = ap.parse_args(argv)
+    try:
+        if a.pool:
+            out = pooled(a.json)
+            with open(a.pool, "w") as f:
+                json.dump(out, f, indent=1)
+            return 0
+        if len(a.json) != 1:
+            ap.error("one run's JSON at a time (or --pool OUT RUN.json...)")
+        text = render(a.json[0])
+    except (OSError, ValueError, KeyError) as e:
+        print(f"query_report: cannot read the run: {e}", file=sys.stderr)
+        return 2
+    if a.md:
+        with open(a.md, "w") as f:
+            f.write(text)
     else:
         print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
