@@ -5,9 +5,9 @@ one-per-row groups, count distinct, top-k on one and two keys and over rows stor
 key's order, full sort, union, joins, windows, CASE, wide results) on particles, and L1-L13
 on a TPC-H-shaped lineitem/orders pair (dates, decimals, strings, LIKE, a foreign-key join,
 plans of many relations, a top-k by the stored key), so every operator family of the op
-vector is seen at several sizes, selectivities and group counts. Each run draws a table, constants
-and a thread count within the device's budget, then records the estimated operation vector
-with the measured execution time, the result serialization time and bytes. Nothing here reads
+vector is seen at several sizes, selectivities and group counts. Each run draws a table,
+constants and a thread count within the device's budget, then records the estimated operation
+vector with the measured execution time, the result serialization time and bytes. Nothing here reads
 emulation settings: what a device is worth is what these timings say.
 """
 
@@ -78,7 +78,7 @@ TEMPLATES = {
     # rows stored in a column's order (id rises with the rows): a top-k by it, with or against
     # that order (`topk_seq`: every row enters the heap when against), and a filter on it that
     # keeps one stretch of rows (`take_runs` only for the other conjunct's scattered rows).
-    # DataFusion, 1M rows: id desc limit 10-1000 took 100-205 ms, 2-25 over a shuffled copy
+    # DataFusion, 1M rows: id desc limit 10-1000 took 92-210 ms, 2-25 over a shuffled copy
     "T31": "select {tp} from particles where y < {p} order by id {dir} limit {nk}",
     "T32": "select * from particles where id < {i} and y < {p}",
     "T22": "select particle_id / {c} as g, count(*), sum(vx) from particles where x < {p} group by g",

@@ -1524,11 +1524,10 @@ class Estimator:
         if key[0] != "col":
             return 1.0
         cs = self._colstats(key[1:])
-        n = float(cs.rows - cs.nulls) if cs is not None else 0.0
         got = cs.new_extremes("DESC" in str(sorts[0].get("direction", ""))) if cs is not None else None
-        if got is None or n < 2:
+        if got is None or cs.rows - cs.nulls < 2:
             return 1.0
-        return got / (math.log(n) + 0.5772)
+        return got / (math.log(cs.rows - cs.nulls) + 0.5772)
 
     def _aggregate(self, b: dict) -> Node:
         inp = self.rel(b["input"])
