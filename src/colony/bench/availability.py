@@ -55,4 +55,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from colony.bench.common import entry
+    entry("colony.bench.availability", __doc__)
     main()

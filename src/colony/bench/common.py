@@ -1,9 +1,24 @@
-"""Writing benchmark JSON safely (the machine description is colony.machine.describe)."""
+"""Writing benchmark JSON safely (the machine description is colony.machine.describe), and the
+command line every ``python -m colony.bench.*`` module takes."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
+
+
+def entry(module: str, doc: str | None, argv: list[str] | None = None,
+          flags: dict[str, str] | None = None) -> argparse.Namespace:
+    """Parse a benchmark module's command line before it runs anything: ``--help`` prints its
+    docstring and exits 0, and an argument it does not take exits 2 with a message. Without
+    this, ``python -m colony.bench.deadline --help`` ran the benchmark and overwrote its
+    committed result. ``flags``: boolean options it takes (name -> help)."""
+    ap = argparse.ArgumentParser(prog=f"python -m {module}", description=doc,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    for name, text in (flags or {}).items():
+        ap.add_argument(name, action="store_true", help=text)
+    return ap.parse_args(argv)
 
 
 def write_json(path: str | Path, result: dict) -> Path:

@@ -92,7 +92,8 @@ def overhead(rows: int = 1_000_000, repeats: int = 5, queries: int = 8) -> dict:
 if __name__ == "__main__":
     import time as _t
 
-    from colony.bench.common import write_json
+    from colony.bench.common import entry, write_json
+    entry("colony.bench.deadline", __doc__)
     from colony.machine import describe
     t0 = _t.time()
     res = {"machine": describe(), "colony": "LocalColony in-process; nic0 emulated SmartNIC, 1-thread budget",

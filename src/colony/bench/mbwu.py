@@ -80,4 +80,6 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    from colony.bench.common import entry
+    entry("colony.bench.mbwu", __doc__, sys.argv[1:])
+    main()

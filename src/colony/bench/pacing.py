@@ -206,4 +206,6 @@ if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "worker":
         worker(sys.argv[2], sys.argv[3])
     else:
+        from colony.bench.common import entry
+        entry("colony.bench.pacing", __doc__)
         sys.exit("usage: python -m colony.bench.pacing worker TEMP_DIR OUT (or: colony bench pacing)")

@@ -22,6 +22,8 @@ BAD = ["SELEC broken", "select nosuch from particles", "select * from nosuch", "
 
 
 if __name__ == "__main__":
+    from colony.bench.common import entry
+    entry("colony.bench.query_fail_fast", __doc__)
     repeats = 5
     end_to_end = {}
     for sql in BAD:

@@ -66,6 +66,8 @@ if __name__ == "__main__":
         chunk = int(sys.argv[2]) or None
         print(json.dumps(probe(chunk, sys.argv[3])))
         sys.exit(0)
+    from colony.bench.common import entry
+    entry("colony.bench.ray_transfer", __doc__)
     from colony.machine import describe as machine
     rows = []
     for chunk in CHUNKS:

@@ -69,7 +69,8 @@ def one(path: Path) -> dict:
 
 
 if __name__ == "__main__":
-    from colony.bench.common import write_json
+    from colony.bench.common import entry, write_json
+    entry("colony.bench.sift_file", __doc__)
     from colony.machine import describe
     repeats = int(os.environ.get("REPEATS", 3))
     files = {}
