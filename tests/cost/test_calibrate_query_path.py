@@ -9,7 +9,7 @@ from colony.cost.calibrate import TEMPLATES, calibrate
 from colony.cost.models import NNLSExec, OpsExec, _x
 from colony.data import PARTICLE_SCHEMA, uniform
 from colony.query import plan as qplan
-from colony.query.estimate import OPS, estimate
+from colony.query.estimate import OPS, TABLE_MID, estimate
 from colony.query.stats import TableStats
 from colony.query.worker import WorkerPool
 
@@ -130,6 +130,25 @@ def test_lineitem_templates_cover_both_string_classes_and_string_aggregates():
     for f in ("str", "str_fast", "cmp_str", "hash_str"):
         n = sum(o[f] > 0 for o in runs)
         assert 0 < n < len(runs), f
+
+
+def test_dimension_joins_build_small_tables_that_other_templates_do_not():
+    """L16 joins lineitem to a dimension of tens to thousands of rows: some of its runs build
+    a table below the first knot (no `join_mid`), some above it, and their probes and outputs
+    grow with lineitem (the star-schema lookup the other join templates leave out)."""
+    from colony.cost.calibrate import instantiate
+    from colony.data.tpch import tables
+    tt = tables(0.05, seed=2)
+    tabs = {n: tt[n] for n in ("lineitem", "orders", "supplier", "part")}
+    st = {n: TableStats.build([v]) for n, v in tabs.items()}
+    sch = {n: v.schema for n, v in tabs.items()}
+    rng = np.random.Generator(np.random.SFC64(0))
+    runs = [estimate(qplan.to_substrait(instantiate("L16", rng), sch), st).ops for _ in range(24)]
+    small = [o for o in runs if o["join_mid"] == 0]
+    assert small and len(small) < len(runs)
+    assert all(min(o["join_build"], o["join_probe"]) < TABLE_MID for o in small)
+    assert any(o["join_probe"] > 50 * o["join_build"] and o["join_out"] > 0.3 * o["join_probe"] for o in small)
+    assert any(o["join_big"] > 0 for o in runs)                # orders at 75k rows: past the second knot
 
 
 @pytest.mark.parametrize("learner", [OpsExec, NNLSExec])

@@ -1,6 +1,8 @@
 """Per-operator cost models: thread scaling per operator family, a calibration suite that
 spans every family, learner kept by cross-validation."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -8,7 +10,7 @@ from colony.cost.calibrate import calibrate
 from colony.cost.models import DeviceModels, NNLSExec, OpsExec, fit_exec
 from colony.data import PARTICLE_SCHEMA, uniform
 from colony.query import estimate, to_substrait
-from colony.query.estimate import OPS
+from colony.query.estimate import OPS, TABLE_MID
 from colony.query.stats import TableStats
 
 
@@ -50,6 +52,25 @@ def test_group_count_enters_the_op_vector():
                                  {"particles": PARTICLE_SCHEMA}), st)
     assert few.ops["hash_agg"] == many.ops["hash_agg"]
     assert many.ops["groups"] > 1000 * few.ops["groups"] and many.ops["agg_lg"] > 3 * few.ops["agg_lg"]
+    # the table's size past the knots: 16 groups stay in cache, ~50k pass the first knot only
+    assert few.ops["agg_mid"] == few.ops["agg_big"] == 0
+    assert many.ops["agg_mid"] == pytest.approx(50_000 * math.log2(many.ops["groups"] / TABLE_MID), rel=1e-6)
+    assert many.ops["agg_big"] == 0
+
+
+def test_a_join_prices_the_smaller_sides_table_past_the_knots_per_row_of_the_larger():
+    """The engine builds on the smaller input whichever side it is written on, so the hinge
+    terms are the larger side's rows times the smaller side's log size past each knot."""
+    big, small = uniform(200_000, seed=1), uniform(8_192 * 2, seed=2)
+    st = {"a": TableStats.build([big]), "b": TableStats.build([small])}
+    sch = {"a": PARTICLE_SCHEMA, "b": PARTICLE_SCHEMA}
+    one = estimate(to_substrait("select count(*) from a join b on a.id = b.id", sch), st).ops
+    other = estimate(to_substrait("select count(*) from b join a on a.id = b.id", sch), st).ops
+    for o in (one, other):
+        assert o["join_mid"] == pytest.approx(200_000 * 2.0, rel=1e-6)     # 16k rows: two doublings past 4k
+        assert o["join_big"] == 0
+    tiny = estimate(to_substrait("select count(*) from a join b on a.id = b.id where b.x < 0.01", sch), st).ops
+    assert tiny["join_mid"] == tiny["join_big"] == 0 and tiny["join_probe"] > 0
 
 
 def test_an_aggregate_without_grouping_is_counted_apart_from_hash_aggregates():
@@ -70,7 +91,8 @@ def test_calibration_spans_every_operator_family_and_reports_its_choice():
     models, runs = calibrate("dev", 2, n_runs=60, min_rows=5_000, max_rows=30_000, seed=3)
     seen = {k for r in runs for k, v in r["ops"].items() if v > 0}
     families = {"cmp", "logic", "arith", "power", "func", "str", "filter", "take", "scan", "scan_str", "hash_agg",
-                "scalar_agg", "agg_lg", "groups", "sort", "join_build", "join_probe", "join_out", "limit", "union"}
+                "scalar_agg", "agg_lg", "agg_mid", "groups", "sort", "join_build", "join_probe", "join_out",
+                "limit", "union"}
     assert families <= seen, families - seen
     # count(distinct) reaches the device as two hash aggregates (DataFusion rewrites it)
     t18 = [r for r in runs if r["template"] == "T18"]

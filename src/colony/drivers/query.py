@@ -493,16 +493,16 @@ PROBES = ("select * from particles where x < {p}",
 
 def _probe_sets(sizes, seed: int):
     """(tables, probe templates) per probe size: the particle probes at every size, and the
-    calibration's own lineitem/orders templates (colony.cost.calibrate.LTEMPLATES: dates,
+    calibration's own TPC-H templates (colony.cost.calibrate.LTEMPLATES: dates,
     decimals, strings, a join, wide filter results) on TPC-H-shaped tables at the two
     largest, so the call-path fit sees the shapes and sizes a multi-table schema brings."""
-    from colony.cost.calibrate import LTEMPLATES
+    from colony.cost.calibrate import LTEMPLATES, TPCH_TABLES
     from colony.data import tpch, uniform
     for i, n in enumerate(sizes):
         yield {"particles": uniform(n, seed=seed + i, n_particles=max(1, n // 4))}, PROBES
     for i, n in enumerate(sorted(sizes)[-2:]):
         t = tpch.tables(sf=max(n / 6_000_000, 0.001), seed=seed + 100 + i)
-        yield {"lineitem": t["lineitem"], "orders": t["orders"]}, tuple(LTEMPLATES.values())
+        yield {name: t[name] for name in TPCH_TABLES}, tuple(LTEMPLATES.values())
 
 
 def calibrate_call_path(colony, host: str, devices: list[str], sizes=(40_000, 300_000), seed: int = 0) -> dict:

