@@ -387,7 +387,7 @@ def size_strata(n_tables: int, per_template: int, rng) -> Callable[[str], int]:
 def calibration_tables(n_runs: int, min_rows: int, max_rows: int, seed: int, rng) -> dict:
     """Random particle tables (log-uniform sizes, stratified so every stretch of the range has
     one and the largest lies near ``max_rows``; 1-4 objects, 5-100 % distinct particle ids, so
-    group counts span 1 to one per row) and TPC-H-shaped lineitem/orders at three scales.
+    group counts span 1 to one per row) and TPC-H-shaped tables (:data:`TPCH_TABLES`) at three scales.
     Each entry: (partitions, statistics, the partitions packed as stored objects), per table."""
     out: dict = {"particles": [], "tpch": []}
 

@@ -246,8 +246,8 @@ class QueryService(Service):
         self.models.call_path = dict(fits)
         for k in [k for k in self.models.residuals.state if k.startswith("total:")]:
             del self.models.residuals.state[k]     # end-to-end corrections were of the old fit
-        if report:
-            self.models.report["call_path"] = report
+        # recorded even when empty: health() reads it as "the call path was fitted"
+        self.models.report["call_path"] = report or {}
         self._persist()
 
     @endpoint
