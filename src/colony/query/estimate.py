@@ -1241,9 +1241,31 @@ class Estimator:
         except (Unsupported, TypeError, ValueError, pa.ArrowException):
             return None
         if e[0] == "col":      # the key is the column: its values are the (distinct) grid
+            if cs.items is not None and cs.ndv > 1.05 * len(vals):
+                return self._string_key_share(cs, col, pred, vals, ok), self.sel(pred)
             return float(np.count_nonzero(ok)) / len(vals), self.sel(pred)
         k_all, k_pass = _distinct(keys), _distinct(keys[ok])
         return k_pass / max(k_all, 1), self.sel(pred)
+
+    def _string_key_share(self, cs, col, pred, vals: np.ndarray, ok: np.ndarray) -> float:
+        """Share of a string column's distinct values passing ``pred`` when its row-weighted
+        sample (``vals``, ``ok``) does not hold them all: the sample is mostly the frequent
+        values, so its share counted a frequent prefix's few values as most of the column's
+        (`tag like 't00%'` over 5,000 Zipf-distributed tags: 1,887 groups priced, 99 found).
+        The frequent values are counted exactly from their sketch; the rest of the column's
+        values pass as the sampled values outside that set do."""
+        heavy = cs.heavy_strings()
+        if not heavy:
+            return float(np.count_nonzero(ok)) / len(vals)
+        hv = np.array(sorted(heavy), dtype=object)
+        try:
+            okh = np.broadcast_to(np.asarray(_numpy_eval(pred, {col: hv}, self._agg_value), dtype=bool), hv.shape)
+        except (Unsupported, TypeError, ValueError, pa.ArrowException):
+            return float(np.count_nonzero(ok)) / len(vals)
+        tail = np.fromiter((v not in heavy for v in vals.tolist()), bool, len(vals))
+        share = float(ok[tail].mean()) if tail.any() else float(np.count_nonzero(ok)) / len(vals)
+        passing = float(np.count_nonzero(okh)) + max(cs.ndv - len(heavy), 0.0) * share
+        return min(1.0, passing / cs.ndv)
 
     def _theta_inter(self, a, b) -> float | None:
         """Distinct keys two base columns share (Theta intersection)."""

@@ -42,11 +42,23 @@ def _classify(msg: str) -> type[SqlError]:
     return SqlError
 
 
+def logical_schema(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with each dictionary-encoded column as its value type: DataFusion's Substrait
+    producer cannot encode a literal compared with a dictionary column (`city = 'Lima'` on a
+    pandas categorical failed to plan), and its consumer runs a plan made for the value type
+    on dictionary-encoded data unchanged."""
+    if not any(pa.types.is_dictionary(f.type) for f in schema):
+        return schema
+    return pa.schema([f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in schema],
+                     metadata=schema.metadata)
+
+
 def planning_context(schemas: dict[str, pa.Schema]) -> SessionContext:
-    """A context with empty tables of the given schemas (plans need schemas, not data)."""
+    """A context with empty tables of the given schemas (plans need schemas, not data), each
+    as :func:`logical_schema` reads it."""
     ctx = SessionContext()
     for name, schema in schemas.items():
-        ctx.register_record_batches(name, [[pa.RecordBatch.from_pylist([], schema=schema)]])
+        ctx.register_record_batches(name, [[pa.RecordBatch.from_pylist([], schema=logical_schema(schema))]])
     return ctx
 
 

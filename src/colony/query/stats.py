@@ -182,6 +182,8 @@ class ColumnStats:
     @classmethod
     def build(cls, arr: pa.ChunkedArray | pa.Array) -> "ColumnStats":
         arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+        if pa.types.is_dictionary(arr.type):      # sketched as its values (a categorical's strings)
+            arr = arr.dictionary_decode()
         nulls = arr.null_count
         theta = ds.update_theta_sketch(THETA_LG_K)
         kll = items = freq = order = None
@@ -309,6 +311,16 @@ class ColumnStats:
             self._witems = (np.array([p[0] for p in pairs], dtype=object),
                             np.array([p[1] for p in pairs], dtype=np.float64))
         return self._witems
+
+    def heavy_strings(self) -> frozenset:
+        """The string values the frequent-items sketch holds (each object's values above its
+        mean count), kept: the values a row-weighted sample over-represents."""
+        got = self._derived.get("heavy")
+        if got is None:
+            got = frozenset() if self.freq is None or self.kll is not None else frozenset(
+                it[0] for it in self.freq.get_frequent_items(ds.frequent_items_error_type.NO_FALSE_NEGATIVES))
+            self._derived["heavy"] = got
+        return got
 
     def mean_str_len(self) -> float | None:
         """Mean length of the strings in the weighted sample (None without one), kept: the
