@@ -311,3 +311,45 @@ def test_groups_of_a_skewed_string_key_filtered_on_itself_count_its_frequent_val
     st = TableStats.build([t.slice(i, 50_000) for i in range(0, n, 50_000)])
     e, rows = _estimated_and_actual(f"select tag, avg(score) from t where {where} group by tag", {"t": t}, {"t": st})
     assert lo <= e.rows / rows <= hi, (e.rows, rows)
+
+
+@pytest.fixture(scope="module")
+def readings():
+    """Sensor readings over 30 days: timestamps in milliseconds, 200 sensors."""
+    rng = np.random.default_rng(11)
+    n = 100_000
+    t0 = np.datetime64("2025-03-01T00:00:00", "ms")
+    ts = t0 + np.sort(rng.integers(0, 30 * 86_400_000, n)).astype("timedelta64[ms]")
+    t = pa.table({"ts": pa.array(ts, pa.timestamp("ms")), "sensor": pa.array(rng.integers(0, 200, n), pa.int16()),
+                  "temp": pa.array(rng.normal(20, 2, n))})
+    return t, TableStats.build([t.slice(i, 25_000) for i in range(0, n, 25_000)])
+
+
+@pytest.mark.parametrize("sql", [
+    "select cast(ts as date) as d, count(*) from r group by d",          # 13,000x the days before
+    "select date_bin(interval '1 hour', ts) as h, avg(temp) from r group by h",      # 545x before
+    "select date_bin(interval '6 hours', ts, timestamp '2025-01-01 03:00:00') as h, count(*) from r group by h",
+    "select count(*) from r where cast(ts as date) = date '2025-03-05'",
+    "select count(*) from r where cast(ts as date) between date '2025-03-05' and date '2025-03-09'",
+])
+def test_time_keys_and_casts_between_dates_and_timestamps_are_read_on_the_right_number_line(readings, sql):
+    t, st = readings
+    e, rows = _estimated_and_actual(sql, {"r": t}, {"r": st})
+    assert e.supported and e.rows == pytest.approx(rows, rel=0.15), (e.rows, rows)
+    if "count(*) from r where" in sql:          # the filter's own rows, against the count
+        got = qplan.run_sql_locally(sql, {"r": [t]}).column(0)[0].as_py()
+        filt = [lv["est_rows"] for lv in levels(to_substrait(sql, {"r": t.schema}), {"r": st})
+                if lv["op"] == "filter"]
+        assert filt and filt[0] == pytest.approx(got, rel=0.15), (filt, got)
+
+
+@pytest.mark.parametrize("cond, per_sensor", [("rk <= 3", 3), ("rk < 3", 2), ("rk = 1", 1)])
+def test_top_n_per_group_keeps_n_rows_of_each_partition(readings, cond, per_sensor):
+    t, st = readings
+    sql = (f"select sensor, ts, temp from (select sensor, ts, temp, row_number() over (partition by sensor "
+           f"order by temp desc) as rk from r) where {cond}")
+    e, rows = _estimated_and_actual(sql, {"r": t}, {"r": st})
+    assert rows == 200 * per_sensor
+    assert e.rows == pytest.approx(rows, rel=0.1)
+    e_rest, rest = _estimated_and_actual(sql.replace(cond, "rk > 3"), {"r": t}, {"r": st})
+    assert e_rest.rows == pytest.approx(rest, rel=0.05)

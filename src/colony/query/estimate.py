@@ -249,6 +249,22 @@ def _cmp_set(op: str, c: float) -> list[Iv]:
 NONNEG = [(0.0, INF, True, False)]
 
 
+def _days_preimage(S: list[Iv]) -> list[Iv]:
+    """Microseconds t with floor(t / day) in S (each bound taken to the whole days it admits)."""
+    def lo_of(v, inc):
+        if v in (INF, -INF):
+            return v
+        d = math.ceil(v) if inc else math.floor(v) + 1
+        return d * _US_DAY
+
+    def hi_of(v, inc):
+        if v in (INF, -INF):
+            return v
+        d = math.floor(v) + 1 if inc else math.ceil(v)
+        return d * _US_DAY
+    return _norm([(lo_of(lo, li), hi_of(hi, hinc), True, False) for lo, hi, li, hinc in S])
+
+
 def _safe(f):
     def g(v):
         if v in (INF, -INF):
@@ -264,7 +280,8 @@ def _safe(f):
 # expression trees resolved to base columns
 # ---------------------------------------------------------------------------------------
 # ("col", table, name, read#) | ("lit", value) | ("fn", name, args) | ("agg", name, args) | ("opaque", args)
-# | ("win", args): a window function (its work is counted by the project holding it)
+# | ("win", args[, {"fn": name, "parts": partition exprs}]): a window function (its work is
+# counted by the project holding it)
 # read# numbers the plan's table reads, so a self-join's two sides are different columns.
 
 def _columns(e) -> set:
@@ -294,6 +311,10 @@ def _invert(e, S: list[Iv]):
     name, args = e[1], e[2]
     if name == "cast" and len(args) == 1:
         return _invert(args[0], S)
+    if name == "cast_micros" and len(args) == 1:
+        return _invert(args[0], _map(S, _safe(lambda v: v / _US_DAY)))
+    if name == "cast_days" and len(args) == 1:      # floor(t / day) in S: whole days of t
+        return _invert(args[0], _days_preimage(S))
     if name == "negate":
         return _invert(args[0], _map(S, _safe(lambda v: -v), decreasing=True))
     if name == "abs":
@@ -351,6 +372,9 @@ def _strings(v) -> pa.Array:
 _DATE_FNS = {"date_part", "extract", "datepart", "date_trunc", "datetrunc"}
 # Substrait types on the microsecond line (the rest of the temporal ones are days), and the
 # zoned ones: (number line, zoned) per type
+# a cast between the two number lines: (from, to) -> its function (see _ONE, _invert)
+_LINE_CASTS = {("us", "D"): "cast_days", ("D", "us"): "cast_micros"}
+CASTS = {"cast", "cast_days", "cast_micros"}
 _TIME_TYPES = {"date": ("D", False), "timestamp": ("us", False), "precisionTimestamp": ("us", False),
                "time": ("us", False), "precisionTime": ("us", False), "timestampTz": ("us", True),
                "precisionTimestampTz": ("us", True)}
@@ -381,6 +405,41 @@ def _cast_class(src: tuple | None, to: tuple) -> str:
 
 
 _US_DAY, _US_HOUR, _US_MINUTE = 86_400_000_000, 3_600_000_000, 60_000_000
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A day-to-second interval literal in microseconds (a year-to-month one has no fixed
+    length and is not read). Not a number: arithmetic on it stays unmodelled, only the
+    functions that take a stride (``date_bin``) read it."""
+
+    us: int
+
+
+def _interval(kind: str, v: dict) -> Interval | None:
+    """The Substrait interval literal ``v`` of ``kind``: day-to-second, or compound with no
+    years or months."""
+    if kind == "intervalCompound":
+        ym = v.get("intervalYearToMonth") or {}
+        if ym.get("years") or ym.get("months"):
+            return None
+        v = v.get("intervalDayToSecond") or {}
+    elif kind != "intervalDayToSecond":
+        return None
+    sub = int(v.get("subseconds", 0)) * 10.0 ** (6 - int(v.get("precision", 6)))
+    us = (int(v.get("days", 0)) * 86_400 + int(v.get("seconds", 0))) * 1_000_000 + sub
+    return Interval(int(us)) if us > 0 else None
+
+
+def _date_bin(stride, v, origin, unit: str | None) -> np.ndarray:
+    """``date_bin(stride, t[, origin])`` on ``t``'s number line: ``origin + floor((t - origin)
+    / stride) * stride``, origin 1970-01-01 by default."""
+    if not isinstance(stride, Interval):
+        raise Unsupported("date_bin without a day-to-second stride")
+    o = float(origin) if isinstance(origin, (int, float)) and not isinstance(origin, bool) else 0.0
+    us = _micros(v, unit).astype(np.float64)
+    out = o + np.floor((us - o) / stride.us) * stride.us
+    return out if unit == "us" else out / _US_DAY
 
 
 def _micros(v, unit: str | None) -> np.ndarray:
@@ -442,7 +501,9 @@ def _date_trunc(field, v, unit: str | None) -> np.ndarray:
 
 _ONE = {"sqrt": np.sqrt, "abs": np.abs, "negate": np.negative, "not": np.logical_not, "exp": np.exp,
         "ln": np.log, "log10": np.log10, "log2": np.log2, "cbrt": np.cbrt, "floor": np.floor,
-        "ceil": np.ceil, "cast": lambda v: v, "cast_int": np.trunc}
+        "ceil": np.ceil, "cast": lambda v: v, "cast_int": np.trunc,
+        "cast_days": lambda v: np.floor(np.asarray(v, dtype=np.float64) / _US_DAY),
+        "cast_micros": lambda v: np.asarray(v, dtype=np.float64) * _US_DAY}
 _TWO = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
         "power": np.power, "pow": np.power, "lt": np.less, "lte": np.less_equal, "gt": np.greater,
         "gte": np.greater_equal, "equal": np.equal, "not_equal": np.not_equal,
@@ -568,6 +629,9 @@ def _numpy_eval(e, cols: dict, consts: Callable | None = None, coded: bool | Non
         if name == "in":
             return np.isin(np.asarray(args[0]), np.asarray(args[1:], dtype=object if isinstance(args[1], str)
                                                           else np.float64))
+        if name == "date_bin" and len(args) in (2, 3):
+            unit = "us" if len(e) > 3 and e[3].startswith("us") else None
+            return _date_bin(args[0], args[1], args[2] if len(args) > 2 else None, unit)
         if name in _DATE_FNS and len(args) == 2:
             unit = "us" if len(e) > 3 and e[3].startswith("us") else None
             return (_date_trunc if "trunc" in name else _date_part)(args[0], args[1], unit)
@@ -588,6 +652,9 @@ def _numpy_eval(e, cols: dict, consts: Callable | None = None, coded: bool | Non
     raise Unsupported(f"function {name!r} has no model")
 
 
+# ranking window functions, and the comparisons of one with a constant that _rank_sel reads
+RANKING = {"row_number", "rank", "dense_rank"}
+RANK_CMP = {"lt", "lte", "equal", "gt", "gte"}
 # comparisons that keep one range of a column's values (or a few values, or all but them)
 RANGES = {"lt", "lte", "gt", "gte", "equal", "not_equal", "in", "is_null", "is_not_null"}
 
@@ -734,6 +801,8 @@ class Estimator:
                     return ("lit", int(v.get("value", 0)) * 10.0 ** (6 - int(v.get("precision", 6))))
                 if k == "boolean":
                     return ("lit", bool(v))
+                if k in ("intervalDayToSecond", "intervalCompound", "intervalYearToMonth"):
+                    return ("lit", _interval(k, v))
                 if k in ("string", "varChar", "fixedChar"):
                     return ("lit", v if isinstance(v, str) else v.get("value", ""))
             return ("lit", None)
@@ -759,10 +828,14 @@ class Estimator:
             if inner[0] == "lit" and _lit(inner) is not None:
                 return inner
             if to in _TIME_TYPES:
-                # keeps its input's number line (a cast evaluates as the identity here); one
-                # from a number or a string is taken as days, which only sample values read
+                # onto the target type's number line: a timestamp cast to a date is its day
+                # (`group by cast(ts as date)` was counted as the timestamp's distinct values,
+                # 13,000x the days), a date cast to a timestamp its midnight; one from a number
+                # or a string is taken as days, which only sample values read
                 inner_when = self._when(inner)
-                return ("fn", "cast", [inner], _time_tag(inner_when[0] if inner_when else "D", _TIME_TYPES[to][1]),
+                src, line = inner_when[0] if inner_when else "D", _TIME_TYPES[to][0]
+                name = _LINE_CASTS.get((src, line), "cast")
+                return ("fn", name, [inner], _time_tag(line if name != "cast" else src, _TIME_TYPES[to][1]),
                         _cast_class(inner_when, _TIME_TYPES[to]))
             name = "cast_int" if to in ("i8", "i16", "i32", "i64") else "cast"
             return ("fn", name, [inner])
@@ -788,7 +861,12 @@ class Estimator:
                               sw.get("else"), inp)
         if "windowFunction" in j:     # counted (rows, partitions, sort) by the project that holds it
             w = j["windowFunction"]
-            return ("win", [self._expr(a["value"], inp) for a in w.get("arguments", []) if "value" in a])
+            try:             # read only to count a ranking window's partitions (_rank_sel)
+                parts = [self._expr(x, inp) for x in w.get("partitions", [])]
+            except Unsupported:
+                parts = None
+            return ("win", [self._expr(a["value"], inp) for a in w.get("arguments", []) if "value" in a],
+                    {"fn": self.fn_names.get(w.get("functionReference", 0), "?"), "parts": parts})
         return ("opaque", [])
 
     def _when(self, e) -> tuple | None:
@@ -796,7 +874,7 @@ class Estimator:
         schema, a cast's or a truncation's from its tag; None where it is not one."""
         if e[0] == "col":
             return self._time.get(tuple(e[1:3]))
-        if e[0] == "fn" and len(e) > 3 and (e[1] == "cast" or e[1] in TRUNC):
+        if e[0] == "fn" and len(e) > 3 and (e[1] in CASTS or e[1] in TRUNC):
             return ("us" if e[3].startswith("us") else "D"), e[3].endswith("tz")
         return None
 
@@ -979,6 +1057,11 @@ class Estimator:
             d = max(self._eff_ndv(args[0], node), self._eff_ndv(args[1], node))
             s = 1.0 / max(d, 1.0)
             return s if name == "equal" else 1.0 - s
+        if name in RANK_CMP and len(args) == 2 and args[0][0] == "win" and _lit(args[1]) is not None \
+                and node is not None:
+            s = self._rank_sel(args[0], name, float(_lit(args[1])), node)
+            if s is not None:
+                return s
         r = self._reduce(e)
         if r is not None:
             return self._mass(r[0], r[1])
@@ -988,6 +1071,30 @@ class Estimator:
             if cs is not None and cs.items is not None:
                 return self._items_sel(e, next(iter(cols)), cs)
         return self._sample_sel(e, node)
+
+    def _rank_sel(self, w, op: str, k: float, node: Node) -> float | None:
+        """Share of ``node``'s rows a ranking window (row_number, rank, dense_rank) compared
+        with ``k`` keeps: ranks up to m keep min(m, rows a partition) rows of each partition
+        (top-N per group, `where rk <= 3`, was priced at a third of the rows: 222x)."""
+        meta = w[2] if len(w) > 2 else None
+        if not meta or meta["fn"] not in RANKING or meta["parts"] is None or node.rows <= 0:
+            return None
+        g = 1.0
+        for p in meta["parts"]:
+            g *= self._eff_ndv(p, node)
+        g = min(max(g, 1.0), node.rows)
+        per = node.rows / g
+
+        def upto(m: float) -> float:          # rows ranked 1..m
+            return min(max(m, 0.0), per) * g
+        if op == "equal":
+            kept = upto(k) - upto(k - 1) if k.is_integer() else 0.0
+        elif op in ("lt", "gte"):
+            kept = upto(math.ceil(k) - 1)
+        else:
+            kept = upto(math.floor(k))
+        share = kept / node.rows
+        return 1.0 - share if op in ("gt", "gte") else share
 
     def _items_sel(self, e, col, cs) -> float:
         """A predicate on one string column, evaluated on the column's weighted sample; a point
