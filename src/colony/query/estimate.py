@@ -284,6 +284,35 @@ def _safe(f):
 # counted by the project holding it)
 # read# numbers the plan's table reads, so a self-join's two sides are different columns.
 
+def _top_names(schema: dict) -> list:
+    """The column names of a Substrait NamedStruct: its ``names`` are depth first and name the
+    fields of a struct column too (and of structs inside lists and maps), so a column after a
+    struct is not at its position there (a table with a struct column read every later
+    column's statistics off another column's)."""
+    names, types = schema.get("names", []), schema.get("struct", {}).get("types", [])
+    if not types:
+        return list(names)
+    out, i = [], 0
+    for ty in types:
+        out.append(names[i] if i < len(names) else f"_{len(out)}")
+        i += 1 + _nested_names(ty)
+    return out
+
+
+def _nested_names(ty: dict) -> int:
+    """How many names a NamedStruct gives the fields nested in a column of type ``ty``."""
+    kind, body = next(iter(ty.items()), (None, None))
+    if not isinstance(body, dict):
+        return 0
+    if kind == "struct":
+        return sum(1 + _nested_names(t) for t in body.get("types", []))
+    if kind == "list":
+        return _nested_names(body.get("type", {}))
+    if kind == "map":
+        return _nested_names(body.get("key", {})) + _nested_names(body.get("value", {}))
+    return 0
+
+
 def _columns(e) -> set:
     """Base columns an expression reads, as (table, name, read#); aggregates are constants here."""
     if e[0] == "col":
@@ -801,11 +830,15 @@ class Estimator:
                     return ("lit", int(v.get("value", 0)) * 10.0 ** (6 - int(v.get("precision", 6))))
                 if k == "boolean":
                     return ("lit", bool(v))
-                if k in ("intervalDayToSecond", "intervalCompound", "intervalYearToMonth"):
+                if k in ("intervalDayToSecond", "intervalCompound") and _interval(k, v) is not None:
                     return ("lit", _interval(k, v))
                 if k in ("string", "varChar", "fixedChar"):
                     return ("lit", v if isinstance(v, str) else v.get("value", ""))
-            return ("lit", None)
+                if k == "null":
+                    return ("lit", None)
+            # a value of a kind not read here (binary, a year-month interval, a list): not a
+            # NULL, which no comparison passes
+            return ("opaque", [])
         if "scalarFunction" in j:
             f = j["scalarFunction"]
             name = self.fn_names.get(f.get("functionReference", 0), "?")
@@ -1427,6 +1460,11 @@ class Estimator:
         return [exprs[i] for i in common["emit"].get("outputMapping", [])]
 
     def _read(self, b: dict) -> Node:
+        if "virtualTable" in b:        # literal rows: `select 1`, or a filter the planner proved empty
+            vt = b["virtualTable"]
+            rows = float(len(vt.get("values") or vt.get("expressions") or []))
+            width = len(_top_names(b.get("baseSchema", {})))
+            return replace(Node(rows=rows, exprs=[("opaque", [])] * width), exprs=self._emit(b, [("opaque", [])] * width))
         names = b.get("namedTable", {}).get("names", [])
         if not names:
             raise Unsupported("only named-table reads are supported")
@@ -1436,7 +1474,7 @@ class Estimator:
             raise Unsupported(f"no statistics for table {table!r}")
         inst = self._reads
         self._reads += 1
-        cols = b["baseSchema"]["names"]
+        cols = _top_names(b["baseSchema"])
         for c, ty in zip(cols, b["baseSchema"].get("struct", {}).get("types", [])):
             when = _TIME_TYPES.get(next(iter(ty), None))
             if when is not None:

@@ -35,7 +35,7 @@ def _classify(msg: str) -> type[SqlError]:
     m = msg.lower()
     if "table" in m and ("not found" in m or "doesn't exist" in m):
         return UnknownTable
-    if "field" in m or "column" in m and ("not found" in m or "no field" in m):
+    if ("field" in m or "column" in m) and ("not found" in m or "no field" in m):
         return UnknownColumn
     if "invalid function" in m or "function" in m and "not found" in m:
         return UnsupportedFunction

@@ -55,6 +55,19 @@ def _stringy(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
 
 
+def sketchable(t: pa.DataType) -> bool:
+    """A column type statistics sketch: not nested (its values are not one number or string)."""
+    if isinstance(t, pa.ExtensionType):
+        t = t.storage_type
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    return not pa.types.is_nested(t)
+
+
+def _micros(arr: pa.Array, us_type: pa.DataType) -> np.ndarray:
+    return pc.cast(arr, us_type, safe=False).cast(pa.int64()).to_numpy(zero_copy_only=False).astype(np.float64)
+
+
 def as_numbers(arr: pa.Array) -> np.ndarray:
     """Non-null values as float64 on the number line literals are read on: decimals by value,
     dates in days since 1970-01-01, timestamps/times/durations in microseconds."""
@@ -64,12 +77,13 @@ def as_numbers(arr: pa.Array) -> np.ndarray:
         return arr.cast(pa.int32()).to_numpy(zero_copy_only=False).astype(np.float64)
     if pa.types.is_date64(t):
         return arr.cast(pa.int64()).to_numpy(zero_copy_only=False) / 86_400_000.0
+    # nanoseconds truncated to microseconds (a safe cast refused pandas' nanosecond timestamps)
     if pa.types.is_timestamp(t):
-        return arr.cast(pa.timestamp("us", t.tz)).cast(pa.int64()).to_numpy(zero_copy_only=False).astype(np.float64)
+        return _micros(arr, pa.timestamp("us", t.tz))
     if pa.types.is_time(t):
-        return arr.cast(pa.time64("us")).cast(pa.int64()).to_numpy(zero_copy_only=False).astype(np.float64)
+        return _micros(arr, pa.time64("us"))
     if pa.types.is_duration(t):
-        return arr.cast(pa.duration("us")).cast(pa.int64()).to_numpy(zero_copy_only=False).astype(np.float64)
+        return _micros(arr, pa.duration("us"))
     if pa.types.is_decimal(t) or pa.types.is_boolean(t):
         return arr.cast(pa.float64()).to_numpy(zero_copy_only=False)
     return arr.to_numpy(zero_copy_only=False).astype(np.float64)
@@ -552,8 +566,12 @@ class TableStats:
 
     @classmethod
     def build(cls, tables: list[pa.Table], nbytes: int = 0) -> "TableStats":
+        """Sketches of every column of a primitive type; a nested one (list, struct, map,
+        union) gets none, so the estimator bounds what reads it instead of the whole table
+        failing (a list column made every query on its table unplannable)."""
         t = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-        return cls(rows=t.num_rows, columns={n: ColumnStats.build(t.column(n)) for n in t.column_names},
+        return cls(rows=t.num_rows, columns={n: ColumnStats.build(t.column(n)) for n, f in zip(t.column_names, t.schema)
+                                             if sketchable(f.type)},
                    nbytes=nbytes or t.nbytes, objects=1)
 
     @staticmethod
