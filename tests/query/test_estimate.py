@@ -136,13 +136,17 @@ def test_a_filter_counts_the_runs_of_rows_it_keeps_among_those_it_drops(data):
     assert _est("select count(*) from particles", st).ops["take_runs"] == 0
 
 
-def test_self_join_is_estimated_and_rollup_is_unsupported_without_a_row_count(data):
+def test_self_join_and_rollup_are_estimated_and_an_unmodelled_shape_has_no_row_count(data):
     t, _, st = data
     sql = "select a.x from particles a join particles b on a.id = b.id"
     e = _est(sql, st)
     assert e.supported and abs(e.rows - _actual(sql, t)) / _actual(sql, t) < 0.05
-    e = _est("select particle_id & 3 as g, count(*) from particles group by rollup(particle_id & 3)", st)
-    assert not e.supported and "grouping sets" in e.reason and e.rows is None
+    sql = "select particle_id & 3 as g, count(*) from particles group by rollup(particle_id & 3)"
+    e = _est(sql, st)
+    assert e.supported and e.rows == _actual(sql, t) == 5          # four groups and the total
+    big = TableStats.merge([st] * 40)            # 2.4M rows a side: a keyless join of 5.8e12 pairs
+    e = _est("select a.x from particles a join particles b on a.x < b.y", big)
+    assert not e.supported and "cross join" in e.reason and e.rows is None
 
 
 def test_clustered_data_breaks_uniformity_but_stays_bounded():

@@ -532,11 +532,17 @@ _ONE = {"sqrt": np.sqrt, "abs": np.abs, "negate": np.negative, "not": np.logical
         "ln": np.log, "log10": np.log10, "log2": np.log2, "cbrt": np.cbrt, "floor": np.floor,
         "ceil": np.ceil, "cast": lambda v: v, "cast_int": np.trunc,
         "cast_days": lambda v: np.floor(np.asarray(v, dtype=np.float64) / _US_DAY),
-        "cast_micros": lambda v: np.asarray(v, dtype=np.float64) * _US_DAY}
+        "cast_micros": lambda v: np.asarray(v, dtype=np.float64) * _US_DAY,
+        # the rest of DataFusion's one-argument math (`group by trunc(x * 10)` was counted as
+        # x's distinct values: 30,000x the groups)
+        "trunc": np.trunc, "signum": np.sign, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin,
+        "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
+        "degrees": np.degrees, "radians": np.radians, "log": np.log10, "isnan": np.isnan}
 _TWO = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
         "power": np.power, "pow": np.power, "lt": np.less, "lte": np.less_equal, "gt": np.greater,
         "gte": np.greater_equal, "equal": np.equal, "not_equal": np.not_equal,
-        "and": np.logical_and, "or": np.logical_or, "modulus": np.mod}
+        "and": np.logical_and, "or": np.logical_or, "modulus": np.mod, "atan2": np.arctan2,
+        "log": lambda base, v: np.log(v) / np.log(base), "greatest": np.fmax, "least": np.fmin}
 
 
 def _objects(a: pa.Array) -> np.ndarray:
@@ -673,6 +679,9 @@ def _numpy_eval(e, cols: dict, consts: Callable | None = None, coded: bool | Non
             return _ONE[name](args[0])
         if name == "round":
             return np.round(args[0], int(args[1]) if len(args) > 1 else 0)
+        if name == "trunc" and len(args) == 2:          # trunc(x, digits)
+            k = 10.0 ** int(args[1])
+            return np.trunc(np.asarray(args[0], dtype=np.float64) * k) / k
         if name == "case" and len(args) % 2 == 1 and all(a is not None for a in args):
             conds = [np.asarray(c, dtype=bool) for c in args[:-1:2]]
             shape = np.broadcast_shapes(*(np.shape(a) for a in args))
@@ -681,6 +690,8 @@ def _numpy_eval(e, cols: dict, consts: Callable | None = None, coded: bool | Non
     raise Unsupported(f"function {name!r} has no model")
 
 
+# functions whose value is not a function of their arguments
+NONDETERMINISTIC = {"random", "uuid", "now", "current_timestamp"}
 # ranking window functions, and the comparisons of one with a constant that _rank_sel reads
 RANKING = {"row_number", "rank", "dense_rank"}
 RANK_CMP = {"lt", "lte", "equal", "gt", "gte"}
@@ -1061,15 +1072,23 @@ class Estimator:
             for a in args:   # flatten nested and/or of the same kind
                 flat.extend(a[2] if a[0] == "fn" and a[1] == name else [a])
             groups: dict = {}
-            rest = []
+            others: dict = {}
             for a in flat:
                 r = self._reduce(a)
                 if r is None:
-                    rest.append(self.sel(a, node))
+                    others.setdefault(frozenset(_columns(a)), []).append(a)
                 elif r[0] in groups:
                     groups[r[0]] = _intersect(groups[r[0]], r[1]) if name == "and" else _norm(groups[r[0]] + r[1])
                 else:
                     groups[r[0]] = r[1]
+            rest = []
+            for cols, grp in others.items():
+                # predicates on the same columns are not independent: `atan2(y, x) between 0.2
+                # and 0.6` is two of them (their product priced it at 1.3x); drawn together
+                if len(grp) > 1 and cols:
+                    rest.append(self._sample_sel(("fn", name, grp), node))
+                else:
+                    rest.extend(self.sel(a, node) for a in grp)
             sels = [self._mass(c, S) for c, S in groups.items()] + rest
             if name == "and":
                 return math.prod(sels)
@@ -1292,6 +1311,11 @@ class Estimator:
                 return 2.0 if nulls else 1.0
             return 3.0 if nulls else 2.0
         cols = _columns(e)
+        if len(cols) > 1 and e[0] == "fn" and e[1] not in NONDETERMINISTIC:
+            # a function takes at most as many values as its arguments' combinations:
+            # `floor(x * 16) + 16 * floor(y * 16)` has at most 16 x 16 (counted as x's and y's
+            # distinct values it had a group per row); INF where an argument's count is unknown
+            return math.prod(self._ndv(a) if _columns(a) else 1.0 for a in e[2])
         if len(cols) != 1:
             return INF
         col = next(iter(cols))
@@ -1755,8 +1779,6 @@ class Estimator:
                 ks = [self._expr(x, inp) for x in g.get("groupingExpressions", [])]
                 sets.append(list(range(len(keys), len(keys) + len(ks))))
                 keys.extend(ks)
-        if len(sets) > 1:
-            raise Unsupported("grouping sets / rollup are not modelled")
         measures = b.get("measures", [])
         margs, aggs = [], []
         for m in measures:
@@ -1779,13 +1801,19 @@ class Estimator:
             self._count(e, inp.rows)
         for e in keys:     # the aggregate emits its keys' values: a projection above reads them
             self._computed[id(e)] = e
-        rows = self._distinct_keys(keys, inp) if keys else 1.0
+        if len(sets) > 1:
+            # grouping sets (ROLLUP, CUBE): the groups of each set, one aggregation over every
+            # input row once per set (DataFusion expands the rows, then hashes all the keys)
+            rows = sum(self._distinct_keys([keys[i] for i in st], inp) if st else 1.0 for st in sets)
+        else:
+            rows = self._distinct_keys(keys, inp) if keys else 1.0
+        n_in = inp.rows * max(len(sets), 1)
         if keys:
-            self._add("hash_agg", inp.rows * max(1, len(keys) + len(measures)))
-            self._add("hash_str", inp.rows * self._n_str(keys))      # each string key hashed (and compared)
-            self._add("agg_lg", inp.rows * math.log2(2.0 + rows))     # hash-table probes grow with its size
-            self._add("agg_mid", inp.rows * _hinge(rows, TABLE_MID))  # ... and bend past a cache (TABLE_MID)
-            self._add("agg_big", inp.rows * _hinge(rows, TABLE_BIG))
+            self._add("hash_agg", n_in * max(1, len(keys) + len(measures)))
+            self._add("hash_str", n_in * self._n_str(keys))      # each string key hashed (and compared)
+            self._add("agg_lg", n_in * math.log2(2.0 + rows))     # hash-table probes grow with its size
+            self._add("agg_mid", n_in * _hinge(rows, TABLE_MID))  # ... and bend past a cache (TABLE_MID)
+            self._add("agg_big", n_in * _hinge(rows, TABLE_BIG))
         else:
             # no grouping: the engine updates one accumulator per measure a batch at a time, with
             # no hashing and no group index. Priced as a one-group hash aggregate, the scalar
@@ -1794,8 +1822,14 @@ class Estimator:
             # in 13 of 15 device calibrations, by up to 17 points (docs/query.md "Run 57")
             self._add("scalar_agg", inp.rows * max(1, len(measures)))
         self._add("groups", rows)
-        aggs = [a + ({"n": inp.rows, "g": rows},) for a in aggs]
-        return replace(inp, rows=rows, exprs=self._emit(b, keys + aggs), base_rows=None, preds=[])
+        aggs = [a + ({"n": n_in, "g": rows},) for a in aggs]      # rows a group holds, on average
+        if len(sets) > 1:
+            # grouping sets: each distinct key once (the plan lists a key once per set that has
+            # it), then the set's id (DataFusion's __grouping_id), then the measures
+            out = list({repr(k): k for k in keys}.values()) + [("opaque", [])]
+        else:
+            out = keys
+        return replace(inp, rows=rows, exprs=self._emit(b, out + aggs), base_rows=None, preds=[])
 
     def _distinct_keys(self, keys: list, inp: Node) -> float:
         """Distinct combinations of ``keys`` among a node's rows (a grouping's groups, a
