@@ -106,3 +106,30 @@ def test_a_drifted_record_is_recalibrated_over_the_sizes_it_covered():
     assert said[-1].startswith("nic0 drifted") and "6 runs to 20,000 rows, as recorded" in said[-1]
     h = lc.call("nic0", "query", "health")
     assert h["sizes"]["runs"] == 6 and h["sizes"]["max_rows"] == 20_000 and not h["drift"]
+
+
+def test_devices_that_keep_their_records_get_the_hosts_models_when_another_is_calibrated(tmp_path):
+    """A restarted colony where one SmartNIC lost its record (pruned, or a new device): only
+    that one is calibrated, and the others, whose models load from their records, must still
+    get the host's models. Without them every decision there was "down", unpriced (a benchmark
+    run reported no decision accuracy at all)."""
+    from colony.drivers.query import ensure_calibrated
+    from colony.query.plan import TableSpec
+    q = {"query": {"models_dir": str(tmp_path)}}         # records on disk, as a Ray device keeps them
+    spec = {"host": {"role": "host", "threads": 2, "services": q},
+            "nic0": {"role": "smartnic", "threads": 1, "services": q, "pools": ["particles"]},
+            "nic1": {"role": "smartnic", "threads": 1, "services": q, "pools": ["particles"]}}
+    lc = LocalColony(devices_config(spec))
+    lc.store("nic0").put("particles", "o0", uniform(10_000, seed=4))
+    calibrate_colony(lc, "host", n_runs=8, max_rows=30_000, devices=["host", "nic0"])    # nic1 has no record
+    fresh = LocalColony(devices_config(spec))        # restarted: each device loads its own record
+    fresh.store("nic0").put("particles", "o0", uniform(10_000, seed=4))
+    assert fresh.hosts["nic0"].services["query"].models is not None
+    assert fresh.hosts["nic0"].services["query"].host_models is None
+    said = []
+    assert ensure_calibrated(fresh, "host", 8, 30_000, on_calibrate=said.append, cover=True)
+    assert said == ["nic1 not calibrated; the host's record covers it: calibrating nic1 only"]
+    client = QueryClient(fresh, "host", {"particles": TableSpec("particles", "particles", "*")})
+    r = client.query("select particle_id & 15 as g, count(*) from particles group by g", explain=True)
+    assert r.decision["reason"] == "lowest predicted latency"
+    assert {"down", "back"} <= set(r.decision["predicted"])

@@ -76,7 +76,8 @@ def test_query_file_runner_survives_anything(tmp_path):
         # the execution terms' own repeat error, beside the total's: the floor of the exec targets
         assert set(r["exec_repeat_err"]) == {"down", "back"} and min(r["exec_repeat_err"].values()) >= 0
     s = summarize(recs)
-    assert s["errors"] == 1 and s["auto_over_oracle"] > 0
+    assert s["errors"] == 1 and s["auto_over_oracle"] > 0 and s["unpriced"] == 0
+    assert summarize([{**r, "predicted": {}} for r in recs])["unpriced"] == 2     # decided without prices
     floor = s["prediction_error"]["all"]["exec_noise_pct"]
     assert floor["all"]["n"] == 2 * len(ok) and floor["down"]["n"] == len(ok)
     assert floor["all"]["median"] == pytest.approx(float(np.median([v for r in ok

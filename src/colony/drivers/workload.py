@@ -183,6 +183,9 @@ def summarize(records: list[dict], margin: float = 0.10) -> dict:
         "placements_chosen": {pl: sum(r["decision"] == pl for r in ok) for pl in PLACEMENTS},
         "oracle_placements": {pl: sum(r["oracle"] == pl for r in ok) for pl in PLACEMENTS},
         "supported": sum(bool(r.get("supported", True)) for r in ok),
+        # decided with no prices (a device without its models or the host's): not a decision
+        # the engine made, so a run with any says so instead of scoring them
+        "unpriced": sum(not r.get("predicted") for r in ok),
         "cardinality_err_median": float(np.median(errs)) if errs else float("nan"),
         "cardinality_err_p90": float(np.percentile(errs, 90)) if errs else float("nan"),
         "regret_median": float(np.median([r["regret"] for r in ok])),
