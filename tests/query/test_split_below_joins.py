@@ -62,3 +62,19 @@ def test_split_join_answers_equal_local_sql(tpch_colony, qi):
         assert r.table.num_rows == want.num_rows
         got = sorted(map(str, r.table.to_pylist()))
         assert got == sorted(map(str, want.rename_columns(r.table.column_names).to_pylist())), placement
+
+
+def test_a_self_join_whose_output_repeats_a_name_runs_under_every_placement(tpch_colony):
+    """`select o1.o_orderkey, o2.o_orderkey ... join`: the split's host part reads two partial
+    results and its output names repeat; DataFusion's consumer refused it ("duplicate
+    unqualified field name"). It runs with unique names and answers under the original ones."""
+    client, t = tpch_colony
+    sql = ("select o1.o_orderkey, o2.o_orderkey from orders o1 join orders o2 "
+           "on o1.o_orderkey = o2.o_orderkey + 1 where o1.o_orderkey < 200")
+    want = qplan.run_sql_locally(sql, {"orders": [t["orders"]]})
+    for placement in ("split", "down", "back"):
+        r = client.query(sql, placement)
+        assert r.placement == placement
+        assert r.table.column_names == ["o_orderkey", "o_orderkey"]
+        assert sorted(map(tuple, zip(*[c.to_pylist() for c in r.table.columns]))) == \
+            sorted(map(tuple, zip(*[c.to_pylist() for c in want.columns])))

@@ -129,9 +129,16 @@ def execute(ctx: SessionContext, plan_bytes: bytes, timeout_s: float | None = No
             max_result_bytes: int | None = None) -> pa.Table:
     """Run Substrait bytes, streaming batches so timeout and result cap are enforced as we go."""
     from colony.errors import BadPlan
+    names = None          # the output's names, where the plan repeats one (see _unique_names)
     try:
         plan = ss.Serde.deserialize_bytes(plan_bytes)
-        lp = ss.Consumer.from_substrait_plan(ctx, plan)
+        try:
+            lp = ss.Consumer.from_substrait_plan(ctx, plan)
+        except Exception as e:  # noqa: BLE001
+            if "duplicate unqualified field name" not in str(e):
+                raise
+            plan, names = _unique_names(plan_bytes)
+            lp = ss.Consumer.from_substrait_plan(ctx, plan)
     except Exception as e:  # noqa: BLE001
         msg = str(e).split("\n")[0][:300]
         if "decode" in msg.lower() or "protobuf" in msg.lower() or "substrait" in msg.lower() and "parse" in msg.lower():
@@ -159,7 +166,26 @@ def execute(ctx: SessionContext, plan_bytes: bytes, timeout_s: float | None = No
         if "resources exhausted" in msg.lower() or "memory" in msg.lower():
             raise QueryMemoryExceeded(f"query exceeded the device's per-query memory limit: {msg}") from None
         raise QueryError(f"query failed on the device: {msg}") from None
-    return pa.Table.from_batches(batches, schema=schema)
+    out = pa.Table.from_batches(batches, schema=schema)
+    return out.rename_columns(names) if names is not None else out
+
+
+def _unique_names(plan_bytes: bytes):
+    """(plan, original names): the plan with its output names made unique. DataFusion's
+    consumer aliases the root's input with them and refuses two equal unqualified names,
+    which a split's host part of `select r1.seq, r2.seq ... join` has (its join reads two
+    partial results); the result gets the original names back."""
+    from colony.query.estimate import plan_json
+    pj = plan_json(plan_bytes)
+    root = pj["relations"][0]["root"]
+    names = list(root.get("names", []))
+    seen: dict = {}
+    unique = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        unique.append(n if seen[n] == 1 else f"{n}:{seen[n]}")
+    root["names"] = unique
+    return ss.Plan.from_json(json.dumps(pj)), names
 
 
 def run_sql_locally(sql: str, tables: dict[str, list[pa.Table]], threads: int = 1) -> pa.Table:
