@@ -212,8 +212,9 @@ class QueryClient:
         self.cancels.enter(qid, [*devs, self.host])
         if not devs:                               # reads no table (select 1): the host answers
             h = self.colony.call(self.host, "query", "run_pushed", plan_bytes, {}, query_id=qid)
-            return QueryResult(h["result"], "host", {"placement": "host", "reason": "reads no table",
-                                                     "predicted": {}, "estimate": {"supported": True}},
+            return QueryResult(qplan.with_plan_names(h["result"], plan_bytes), "host",
+                               {"placement": "host", "reason": "reads no table", "predicted": {},
+                                "estimate": {"supported": True}},
                                {"exec_host": h["exec_host"], "total": time.perf_counter() - t_start},
                                self.host, sql, float(h["result"].num_rows))
         if len(devs) > 1:
@@ -257,7 +258,7 @@ class QueryClient:
             # (of everything but the executions, which the device and host correct per shape)
             self._feedback[dev] = {"placement": pl, "predicted": pred["total"], "actual": total_as_priced(pred, act),
                                    "key": (r["decision"].get("total_keys") or {}).get(pl)}
-        return QueryResult(table, pl, r["decision"], act, dev, sql, r["est_rows"],
+        return QueryResult(qplan.with_plan_names(table, plan_bytes), pl, r["decision"], act, dev, sql, r["est_rows"],
                            extra={"estimate_cpu_s": r["estimate_cpu_s"]})
 
 
@@ -355,7 +356,7 @@ class QueryClient:
         dec = {"placement": "multi", "reason": f"table spans {len(devs)} devices; per device: "
                + ", ".join(f"{d}={v['placement']}" for d, v in decisions.items()),
                "predicted": {}, "per_device": decisions, "estimate": {"supported": True}}
-        return QueryResult(table, "+".join(placements), dec, act, ",".join(devs), sql,
+        return QueryResult(qplan.with_plan_names(table, plan_bytes), "+".join(placements), dec, act, ",".join(devs), sql,
                            sum(v["estimate"]["rows"] for v in decisions.values()))
 
 

@@ -129,7 +129,6 @@ def execute(ctx: SessionContext, plan_bytes: bytes, timeout_s: float | None = No
             max_result_bytes: int | None = None) -> pa.Table:
     """Run Substrait bytes, streaming batches so timeout and result cap are enforced as we go."""
     from colony.errors import BadPlan
-    names = None          # the output's names, where the plan repeats one (see _unique_names)
     try:
         plan = ss.Serde.deserialize_bytes(plan_bytes)
         try:
@@ -137,7 +136,7 @@ def execute(ctx: SessionContext, plan_bytes: bytes, timeout_s: float | None = No
         except Exception as e:  # noqa: BLE001
             if "duplicate unqualified field name" not in str(e):
                 raise
-            plan, names = _unique_names(plan_bytes)
+            plan = _unique_names(plan_bytes)
             lp = ss.Consumer.from_substrait_plan(ctx, plan)
     except Exception as e:  # noqa: BLE001
         msg = str(e).split("\n")[0][:300]
@@ -167,25 +166,43 @@ def execute(ctx: SessionContext, plan_bytes: bytes, timeout_s: float | None = No
             raise QueryMemoryExceeded(f"query exceeded the device's per-query memory limit: {msg}") from None
         raise QueryError(f"query failed on the device: {msg}") from None
     out = pa.Table.from_batches(batches, schema=schema)
-    return out.rename_columns(names) if names is not None else out
+    if len(set(out.column_names)) < out.num_columns:
+        out = out.rename_columns(unique_names(out.column_names))
+    return out
+
+
+def unique_names(names: list[str]) -> list[str]:
+    """``names`` with each repeat suffixed ``:2``, ``:3``... A result whose names repeat
+    (`select r1.seq, r2.seq ... join`) travels under these: DataFusion's consumer refuses a
+    plan that aliases its output with repeated names, and Ray's Arrow serializer looks a
+    table's columns up by name. The client puts the plan's names back
+    (:func:`with_plan_names`)."""
+    seen: dict = {}
+    out = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        out.append(n if seen[n] == 1 else f"{n}:{seen[n]}")
+    return out
+
+
+def with_plan_names(table: pa.Table | None, plan_bytes: bytes) -> pa.Table | None:
+    """The answer under its plan's output names (see :func:`unique_names`)."""
+    if table is None or len(set(table.column_names)) < table.num_columns \
+            or not any(":" in n for n in table.column_names):
+        return table
+    from colony.query.estimate import plan_json
+    names = plan_json(plan_bytes)["relations"][0]["root"].get("names", [])
+    return table.rename_columns(names) if len(names) == table.num_columns and \
+        unique_names(names) == table.column_names else table
 
 
 def _unique_names(plan_bytes: bytes):
-    """(plan, original names): the plan with its output names made unique. DataFusion's
-    consumer aliases the root's input with them and refuses two equal unqualified names,
-    which a split's host part of `select r1.seq, r2.seq ... join` has (its join reads two
-    partial results); the result gets the original names back."""
+    """The plan with its output names made unique (:func:`unique_names`)."""
     from colony.query.estimate import plan_json
     pj = plan_json(plan_bytes)
     root = pj["relations"][0]["root"]
-    names = list(root.get("names", []))
-    seen: dict = {}
-    unique = []
-    for n in names:
-        seen[n] = seen.get(n, 0) + 1
-        unique.append(n if seen[n] == 1 else f"{n}:{seen[n]}")
-    root["names"] = unique
-    return ss.Plan.from_json(json.dumps(pj)), names
+    root["names"] = unique_names(list(root.get("names", [])))
+    return ss.Plan.from_json(json.dumps(pj))
 
 
 def run_sql_locally(sql: str, tables: dict[str, list[pa.Table]], threads: int = 1) -> pa.Table:
