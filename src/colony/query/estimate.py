@@ -114,7 +114,7 @@ TRUNC = {"date_trunc", "datetrunc", "date_bin"}
 # comparisons) went to 1.4-1.9x (runs 76-77)
 CMP_STR = {"lt", "lte", "gt", "gte", "equal", "not_equal", "is_distinct_from", "is_not_distinct_from", "in"}
 # bump when an operator's count changes: calibrations fitted on the old counts are stale
-OPS_REVISION = 17
+OPS_REVISION = 18   # 18: extremes counted exactly (stats.TAIL_K), same-column predicates drawn together
 # A hash table's probes cost little while the table sits in a core's cache and several times
 # more once it does not. DataFusion, one thread, ns a probe row beyond reading the input (an
 # integer key; 600k probe rows): a join building 16 / 1k / 10k / 50k / 200k / 600k rows 3.4 /

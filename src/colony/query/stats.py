@@ -39,6 +39,10 @@ FREQ_LG_K = 10
 # 1M-row column cost ~0.45 s, a quarter of its statistics
 FREQ_ALL = 512
 HIST_BINS = 512      # equi-depth bins drawn from the KLL sketch; uniform within a bin
+# the smallest and largest values of a number column kept exactly (ColumnStats.low/high): a
+# KLL sketch cannot tell ranks beyond ~1/1000 apart, and the histogram's outer bins, uniform,
+# put the one-in-100,000 tail of a long-tailed column at 10-100x its rows
+TAIL_K = 1024
 # Monte-Carlo draws kept per column (see ColumnStats._drawn): 160k draws are 1.3 MB
 DRAWS_KEPT = 2
 _draws_lock = threading.Lock()
@@ -87,6 +91,19 @@ def as_numbers(arr: pa.Array) -> np.ndarray:
     if pa.types.is_decimal(t) or pa.types.is_boolean(t):
         return arr.cast(pa.float64()).to_numpy(zero_copy_only=False)
     return arr.to_numpy(zero_copy_only=False).astype(np.float64)
+
+
+def _extremes(parts: list) -> tuple[np.ndarray, np.ndarray]:
+    """The TAIL_K smallest and largest of the values in ``parts`` (arrays), each ascending."""
+    vals = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    vals = np.asarray(vals, dtype=np.float64)
+    k = len(vals)
+    if k <= TAIL_K:
+        s = np.sort(vals)
+        return s, s.copy()
+    low = np.sort(np.partition(vals, TAIL_K - 1)[:TAIL_K])
+    high = np.sort(np.partition(vals, k - TAIL_K)[k - TAIL_K:])
+    return low, high
 
 
 def _frequent(values, counts: np.ndarray, key) -> ds.frequent_strings_sketch:
@@ -188,6 +205,10 @@ class ColumnStats:
     # the stored order of a number column (see :func:`stored_order`): (rising pairs, falling
     # pairs, new highs, new lows); None for strings and for statistics persisted before it
     order: tuple | None = None
+    # numbers: the TAIL_K smallest and largest non-null values, each ascending (all of them
+    # when the column has no more); None for strings and statistics persisted before them
+    low: np.ndarray | None = None
+    high: np.ndarray | None = None
     _edges: np.ndarray | None = field(default=None, repr=False)
     _ranks: np.ndarray | None = field(default=None, repr=False)
     _derived: dict = field(default_factory=dict, repr=False)   # estimator results that depend on this column only
@@ -200,7 +221,7 @@ class ColumnStats:
             arr = arr.dictionary_decode()
         nulls = arr.null_count
         theta = ds.update_theta_sketch(THETA_LG_K)
-        kll = items = freq = order = None
+        kll = items = freq = order = low = high = None
         if _numeric(arr.type):
             vals = as_numbers(arr)
             kll = ds.kll_doubles_sketch(KLL_K)
@@ -214,6 +235,7 @@ class ColumnStats:
                 up(v)
             freq = _frequent(uniq, counts, key=repr)      # float64 already (as_numbers)
             order = stored_order(vals)
+            low, high = _extremes([vals])
         elif pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type) \
                 or pa.types.is_fixed_size_binary(arr.type):
             up = theta.update          # bytes are not text: count distinct values by a digest
@@ -235,7 +257,7 @@ class ColumnStats:
                 for v in strs.to_pylist():
                     iup(v)
         return cls(kll=kll, theta=theta.compact(), rows=len(arr), nulls=nulls, items=items, freq=freq,
-                   order=order)
+                   order=order, low=low, high=high)
 
     # -- combination ---------------------------------------------------------
     @staticmethod
@@ -256,8 +278,13 @@ class ColumnStats:
                 if items is None:
                     items = ds.kll_items_sketch(KLL_ITEMS_K)
                 items.merge(p.items)
+        low = high = None
+        if parts and all(p.high is not None for p in parts):
+            low, _ = _extremes([p.low for p in parts])
+            _, high = _extremes([p.high for p in parts])
         return ColumnStats(kll=kll, theta=union.get_result(), rows=sum(p.rows for p in parts),
-                           nulls=sum(p.nulls for p in parts), items=items, freq=freq, order=_merge_order(parts))
+                           nulls=sum(p.nulls for p in parts), items=items, freq=freq, order=_merge_order(parts),
+                           low=low, high=high)
 
     # -- queries ------------------------------------------------------------
     @property
@@ -300,7 +327,23 @@ class ColumnStats:
             return 0.0
         if v > e[-1]:
             return 1.0
+        if self._tails is not None:
+            low, high, n = self._tails
+            if v > high[0]:         # every value >= v is among the largest kept: counted exactly
+                return 1.0 - (len(high) - bisect.bisect_left(high, v)) / n
+            if v <= low[-1]:        # every value < v is among the smallest kept
+                return bisect.bisect_left(low, v) / n
         return _interp(v, e, r)
+
+    @property
+    def _tails(self):
+        """(smallest, largest, non-null count) as lists for :meth:`cdf`, kept; None without them."""
+        got = self._derived.get("tails", False)
+        if got is False:
+            n = self.rows - self.nulls
+            got = self._derived["tails"] = ((self.low.tolist(), self.high.tolist(), n)
+                                            if self.high is not None and len(self.high) and n > 0 else None)
+        return got
 
     def few_valued(self) -> bool:
         """At most 200 distinct numbers: the quantile sketch holds each one's mass, so ranges
@@ -503,7 +546,9 @@ class ColumnStats:
                 "theta": self.theta.serialize(), "rows": self.rows, "nulls": self.nulls,
                 "items": self.items.serialize(ds.PyStringsSerDe()) if self.items is not None else None,
                 "freq": self.freq.serialize() if self.freq is not None else None,
-                "order": list(self.order) if self.order is not None else None}
+                "order": list(self.order) if self.order is not None else None,
+                "low": self.low.tobytes() if self.low is not None else None,
+                "high": self.high.tobytes() if self.high is not None else None}
 
     @classmethod
     def from_row(cls, row: dict) -> "ColumnStats":
@@ -513,9 +558,12 @@ class ColumnStats:
         freq = row.get("freq")
         freq = ds.frequent_strings_sketch.deserialize(freq) if freq is not None else None
         order = row.get("order")
+        low, high = row.get("low"), row.get("high")
         return cls(kll=kll, theta=ds.compact_theta_sketch.deserialize(row["theta"]),
                    rows=row["rows"], nulls=row["nulls"], items=items, freq=freq,
-                   order=tuple(order) if order is not None else None)
+                   order=tuple(order) if order is not None else None,
+                   low=np.frombuffer(low, dtype=np.float64) if low is not None else None,
+                   high=np.frombuffer(high, dtype=np.float64) if high is not None else None)
 
 
 class MergedColumns(Mapping):
@@ -591,7 +639,9 @@ class TableStats:
                          "freq": pa.array([r["freq"] for r in rows], pa.binary()),
                          "rows": pa.array([r["rows"] for r in rows], pa.int64()),
                          "nulls": pa.array([r["nulls"] for r in rows], pa.int64()),
-                         "order": pa.array([r["order"] for r in rows], pa.list_(pa.int64()))},
+                         "order": pa.array([r["order"] for r in rows], pa.list_(pa.int64())),
+                         "low": pa.array([r["low"] for r in rows], pa.binary()),
+                         "high": pa.array([r["high"] for r in rows], pa.binary())},
                         metadata={"nbytes": str(self.nbytes), "objects": str(self.objects)})
 
     @classmethod
@@ -656,8 +706,9 @@ class StatsIndex:
         if st is None:       # persisted next to the object, or build it now (object put before the hook)
             try:
                 t = self.store.get_tables(STATS_POOL, self._skey(pool, key))[0]
-                if "freq" not in t.column_names or "order" not in t.column_names:
-                    raise StatsError("statistics persisted before the frequent-items sketch or the stored order")
+                if not {"freq", "order", "high"} <= set(t.column_names):
+                    raise StatsError("statistics persisted before the frequent-items sketch, the stored order "
+                                     "or the extremes")
                 st = TableStats.from_table(t)
                 st.nbytes = self.store.get(pool, key).size
             except ColonyError:
