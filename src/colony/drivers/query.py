@@ -474,12 +474,11 @@ def calibrate_colony(colony, host: str, n_runs: int = 120, max_rows: int = 400_0
         colony.call(d, "query", "set_link", link.to_json(), rep)
         link, rep = calibrate_link(lambda n, d=d: colony.call(d, "query", "push_probe", host, n), seed=seed)
         colony.call(d, "query", "set_link", link.to_json(), rep, "host")
-        colony.call(d, "query", "set_host_models", host_models)
-    # the devices that kept their records price push-back with the host's models too: when
-    # only a device without a record was calibrated, the others (their models loaded from
-    # their records at start) had none, and decided every query "down" unpriced
+    # every device prices push-back with the host's models, the ones that kept their records
+    # too: when only a device without a record was calibrated, the others (their models loaded
+    # from their records at start) had none, and decided every query "down" unpriced
     for d in every:
-        if d != host and d not in devices:
+        if d != host:
             colony.call(d, "query", "set_host_models", host_models)
     calibrate_call_path(colony, host, [d for d in devices if d != host],
                         sizes=(max(5_000, max_rows // 20), max(10_000, max_rows // 4), max(20_000, max_rows)),

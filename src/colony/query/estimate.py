@@ -664,11 +664,10 @@ def _numpy_eval(e, cols: dict, consts: Callable | None = None, coded: bool | Non
         if name == "in":
             return np.isin(np.asarray(args[0]), np.asarray(args[1:], dtype=object if isinstance(args[1], str)
                                                           else np.float64))
-        if name == "date_bin" and len(args) in (2, 3):
+        if (name == "date_bin" and len(args) in (2, 3)) or (name in _DATE_FNS and len(args) == 2):
             unit = "us" if len(e) > 3 and e[3].startswith("us") else None
-            return _date_bin(args[0], args[1], args[2] if len(args) > 2 else None, unit)
-        if name in _DATE_FNS and len(args) == 2:
-            unit = "us" if len(e) > 3 and e[3].startswith("us") else None
+            if name == "date_bin":
+                return _date_bin(args[0], args[1], args[2] if len(args) > 2 else None, unit)
             return (_date_trunc if "trunc" in name else _date_part)(args[0], args[1], unit)
         if name in _TWO and len(args) >= 2:
             out = args[0]
@@ -841,8 +840,10 @@ class Estimator:
                     return ("lit", int(v.get("value", 0)) * 10.0 ** (6 - int(v.get("precision", 6))))
                 if k == "boolean":
                     return ("lit", bool(v))
-                if k in ("intervalDayToSecond", "intervalCompound") and _interval(k, v) is not None:
-                    return ("lit", _interval(k, v))
+                if k in ("intervalDayToSecond", "intervalCompound"):
+                    iv = _interval(k, v)
+                    if iv is not None:
+                        return ("lit", iv)
                 if k in ("string", "varChar", "fixedChar"):
                     return ("lit", v if isinstance(v, str) else v.get("value", ""))
                 if k == "null":
@@ -1419,15 +1420,16 @@ class Estimator:
         The frequent values are counted exactly from their sketch; the rest of the column's
         values pass as the sampled values outside that set do."""
         heavy = cs.heavy_strings()
+        sampled = float(np.count_nonzero(ok)) / len(vals)       # the sample's own share
         if not heavy:
-            return float(np.count_nonzero(ok)) / len(vals)
+            return sampled
         hv = np.array(sorted(heavy), dtype=object)
         try:
             okh = np.broadcast_to(np.asarray(_numpy_eval(pred, {col: hv}, self._agg_value), dtype=bool), hv.shape)
         except (Unsupported, TypeError, ValueError, pa.ArrowException):
-            return float(np.count_nonzero(ok)) / len(vals)
+            return sampled
         tail = np.fromiter((v not in heavy for v in vals.tolist()), bool, len(vals))
-        share = float(ok[tail].mean()) if tail.any() else float(np.count_nonzero(ok)) / len(vals)
+        share = float(ok[tail].mean()) if tail.any() else sampled
         passing = float(np.count_nonzero(okh)) + max(cs.ndv - len(heavy), 0.0) * share
         return min(1.0, passing / cs.ndv)
 

@@ -93,17 +93,17 @@ def as_numbers(arr: pa.Array) -> np.ndarray:
     return arr.to_numpy(zero_copy_only=False).astype(np.float64)
 
 
-def _extremes(parts: list) -> tuple[np.ndarray, np.ndarray]:
-    """The TAIL_K smallest and largest of the values in ``parts`` (arrays), each ascending."""
-    vals = parts[0] if len(parts) == 1 else np.concatenate(parts)
-    vals = np.asarray(vals, dtype=np.float64)
+def _smallest(parts: list) -> np.ndarray:
+    """The TAIL_K smallest of the values in ``parts`` (arrays), ascending (all when no more)."""
+    vals = np.asarray(parts[0] if len(parts) == 1 else np.concatenate(parts), dtype=np.float64)
+    return np.sort(vals if len(vals) <= TAIL_K else np.partition(vals, TAIL_K - 1)[:TAIL_K])
+
+
+def _largest(parts: list) -> np.ndarray:
+    """The TAIL_K largest of the values in ``parts`` (arrays), ascending (all when no more)."""
+    vals = np.asarray(parts[0] if len(parts) == 1 else np.concatenate(parts), dtype=np.float64)
     k = len(vals)
-    if k <= TAIL_K:
-        s = np.sort(vals)
-        return s, s.copy()
-    low = np.sort(np.partition(vals, TAIL_K - 1)[:TAIL_K])
-    high = np.sort(np.partition(vals, k - TAIL_K)[k - TAIL_K:])
-    return low, high
+    return np.sort(vals if k <= TAIL_K else np.partition(vals, k - TAIL_K)[k - TAIL_K:])
 
 
 def _frequent(values, counts: np.ndarray, key) -> ds.frequent_strings_sketch:
@@ -235,7 +235,7 @@ class ColumnStats:
                 up(v)
             freq = _frequent(uniq, counts, key=repr)      # float64 already (as_numbers)
             order = stored_order(vals)
-            low, high = _extremes([vals])
+            low, high = _smallest([vals]), _largest([vals])
         elif pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type) \
                 or pa.types.is_fixed_size_binary(arr.type):
             up = theta.update          # bytes are not text: count distinct values by a digest
@@ -280,8 +280,7 @@ class ColumnStats:
                 items.merge(p.items)
         low = high = None
         if parts and all(p.high is not None for p in parts):
-            low, _ = _extremes([p.low for p in parts])
-            _, high = _extremes([p.high for p in parts])
+            low, high = _smallest([p.low for p in parts]), _largest([p.high for p in parts])
         return ColumnStats(kll=kll, theta=union.get_result(), rows=sum(p.rows for p in parts),
                            nulls=sum(p.nulls for p in parts), items=items, freq=freq, order=_merge_order(parts),
                            low=low, high=high)
