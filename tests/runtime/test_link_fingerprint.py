@@ -82,3 +82,23 @@ def test_a_calibration_whose_call_path_probes_failed_is_redone(monkeypatch):
     assert lc.call("nic0", "query", "health")["links_calibrated"]
     assert "call_path" in lc.call("nic0", "query", "models_json")["report"]
     assert not ensure_calibrated(lc, "host", 6, 20_000)               # and then it is kept
+
+
+def test_a_call_path_fit_of_an_older_rule_is_refitted_alone():
+    """A record whose call-path fit predates CALL_PATH_REVISION keeps its models: only the
+    call path is refitted (probe queries, not the models' calibration suite)."""
+    from colony.drivers.query import CALL_PATH_REVISION
+    lc = _lc()
+    assert ensure_calibrated(lc, "host", 6, 20_000)
+    m = lc.call("nic0", "query", "models_json")
+    assert m["report"]["call_path"]["revision"] == CALL_PATH_REVISION
+    assert lc.call("nic0", "query", "health")["call_path_revision"] == CALL_PATH_REVISION
+    lc.call("nic0", "query", "set_call_path", m["call_path"], {"back": {"n": 3}})    # as an older build recorded it
+    assert lc.call("nic0", "query", "health")["call_path_revision"] == 1
+    said = []
+    assert ensure_calibrated(lc, "host", 6, 20_000, on_calibrate=said.append)
+    assert said == [f"nic0: call-path fit of an older revision, refitting it (revision {CALL_PATH_REVISION})"]
+    after = lc.call("nic0", "query", "models_json")
+    assert after["exec"] == m["exec"] and after["report"]["kept"] == m["report"]["kept"]    # models kept
+    assert after["report"]["call_path"]["revision"] == CALL_PATH_REVISION
+    assert not ensure_calibrated(lc, "host", 6, 20_000)

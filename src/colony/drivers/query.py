@@ -395,7 +395,7 @@ def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate
     Devices with no record or one that falls short are calibrated alone, on the host's record,
     when the host's is valid (and covers): a colony that adds SmartNICs, or gets new ones (the
     demo's unpaced-link fingerprints), keeps a larger host record it shares."""
-    why, bare, sizes, drifted = (["asked to"] if recalibrate else []), [], [], []
+    why, bare, sizes, drifted, old_path = (["asked to"] if recalibrate else []), [], [], [], []
     short: dict[str, str] = {}          # devices whose record falls short of the sizes asked -> what it covers
     devs = colony.devices()
     for d in devs:
@@ -412,6 +412,8 @@ def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate
         if h.get("drift"):      # its online correction drifted past its bound: the record no longer fits
             drifted.append(d.name)
             why.append(f"{d.name} drifted ({', '.join(h['drift'])})")
+        if d.role != "host" and int(h.get("call_path_revision") or 0) < CALL_PATH_REVISION:
+            old_path.append(d.name)
     if bare:
         why.append("no device calibrated yet" if len(bare) == len(devs) else f"{', '.join(bare)} not calibrated")
     if short:
@@ -437,6 +439,18 @@ def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate
     for d in colony.devices():
         if d.name != host:
             colony.call(d.name, "query", "set_host_models", hm)
+    if old_path:
+        # only the call-path fit's rule changed since these records: refit it (a minute or
+        # two of probe queries), not the models (most of an hour on a benchmark's sizes)
+        if on_calibrate:
+            on_calibrate(f"{', '.join(old_path)}: call-path fit of an older revision, refitting it "
+                         f"(revision {CALL_PATH_REVISION})")
+        rows = max([int(s.get("max_rows", max_rows)) for s in sizes] or [max_rows])
+        for d in old_path:
+            calibrate_call_path(colony, host, [d], sizes=call_path_sizes(rows))
+            if progress:
+                progress(d)
+        return True
     return False
 
 
@@ -480,13 +494,22 @@ def calibrate_colony(colony, host: str, n_runs: int = 120, max_rows: int = 400_0
     for d in every:
         if d != host:
             colony.call(d, "query", "set_host_models", host_models)
-    calibrate_call_path(colony, host, [d for d in devices if d != host],
-                        sizes=(max(5_000, max_rows // 20), max(10_000, max_rows // 4), max(20_000, max_rows)),
-                        seed=seed)
+    calibrate_call_path(colony, host, [d for d in devices if d != host], sizes=call_path_sizes(max_rows), seed=seed)
     for d in devices:
         if d != host:
             out[d] = colony.call(d, "query", "models_json")
     return out
+
+
+# the call-path fit's rule (recorded in its report): a device whose record holds an older
+# fit refits the call path alone (ensure_calibrated). 2: the device -> host link refitted
+# on the probes' handovers (_link_fit)
+CALL_PATH_REVISION = 2
+
+
+def call_path_sizes(max_rows: int) -> tuple[int, int, int]:
+    """The particle tables' rows the call-path probes run on, for a calibration to ``max_rows``."""
+    return max(5_000, max_rows // 20), max(10_000, max_rows // 4), max(20_000, max_rows)
 
 
 PROBES = ("select * from particles where x < {p}",
@@ -514,18 +537,23 @@ def _probe_sets(sizes, seed: int):
 def calibrate_call_path(colony, host: str, devices: list[str], sizes=(40_000, 300_000), seed: int = 0) -> dict:
     """Send probe queries through the path real queries take (this client, the runtime's
     calls and links, the device's queue, the host's engine) under every placement, and fit
-    measured = a + b * predicted per placement; the device adds it to its predictions. Before
+    measured = a + b * predicted per placement, each measured total with its executions as
+    priced (:func:`colony.decide.total_as_priced`); the device adds it to its predictions. Before
     that fit, the legs the probes measured are refitted where that predicts them better: the
-    device -> client link on the down probes (:func:`_client_link_fit`), and an offset for each
-    of the host's legs on the back and split probes (:func:`_leg_offset`)."""
+    device -> client link on the down probes, the device -> host link on the back and split
+    probes' handovers (:func:`_link_fit`, each), and an offset for the host's legs that the
+    refitted links do not price (:func:`_leg_offset`). The fits are recorded with
+    :data:`CALL_PATH_REVISION`."""
     from colony.cost.calibrate import fill
     from colony.cost.models import DeviceModels, ape, leg_offset
     rng = np.random.Generator(np.random.SFC64(seed + 17))
     sets = list(_probe_sets(sizes, seed))
     out = {}
     for d in devices:
-        pts: dict = {pl: ([], []) for pl in ("down", "back", "split")}
-        legs: list[tuple[float, float, float, float]] = []   # down: actual bytes, transfer; predicted both
+        # per placement, each probe's (raw total as priced, measured total, predicted terms)
+        pts: dict = {pl: [] for pl in ("down", "back", "split")}
+        legs: list[tuple[float, float, float, float]] = []     # down: the device -> client leg (_leg_row)
+        pushes: list[tuple[float, float, float, float]] = []   # back, split: the device -> host handover
         # the host's legs (back, split): (predicted without the installed offset, measured)
         installed = (colony.call(d, "query", "models_json") or {}).get("call_path") or {}
         old = functools.partial(leg_offset, installed)    # the offset the probes' prices carry now
@@ -552,48 +580,65 @@ def calibrate_call_path(colony, host: str, devices: list[str], sizes=(40_000, 30
                         if p is None:             # a plan the models cannot price says nothing about the call path
                             unpriced += 1
                             continue
-                        pts[pl][0].append(p["total"] - p.get("call", 0.0))
-                        pts[pl][1].append(r.actual["total"])
+                        # measured with its executions as priced: execution misses have their
+                        # own per-shape corrections (as the online end-to-end correction learns)
+                        pts[pl].append((p["total"] - p.get("call", 0.0), total_as_priced(p, r.actual), p))
                         if pl != "down" and "to_host" in r.actual:     # the device handed it to the host
                             for name, term in zip(DeviceModels.LEGS, ("transfer", "result")):
                                 if term in p and isinstance(r.actual.get(term), (int, float)):
                                     hosted[name].append((p[term] - old(name), float(r.actual[term])))
-                        if pl == "down":        # one per down point (nan where a leg was not measured)
-                            legs.append((float(r.actual.get("bytes", np.nan)), float(r.actual.get("transfer", np.nan)),
-                                         float(p.get("bytes", 0.0)), float(p.get("transfer", 0.0))))
+                            pushes.append(_leg_row(r.actual, p))
+                        if pl == "down":
+                            legs.append(_leg_row(r.actual, p))
             finally:
                 for k in keys:
                     colony.call(d, "query", "probe_table", PROBE_POOL, k, None)
-        fits, report = {}, {}
-        link = _client_link_fit(legs)
+        fits, report = {}, {"revision": CALL_PATH_REVISION}
+        raw = {pl: [x[0] for x in v] for pl, v in pts.items()}
+        link = _link_fit(legs, "down probes through the query path")
         if link is not None:
-            model, link_report = link
-            colony.call(d, "query", "set_link", model.to_json(), link_report)
-            report["link"] = link_report
+            model, report["link"] = link
+            colony.call(d, "query", "set_link", model.to_json(), report["link"])
             # the down probes' raw totals, re-priced with the link now installed
-            pts["down"] = ([r - pt + model.predict(pb) for r, (_ab, _at, pb, pt) in zip(pts["down"][0], legs)],
-                           pts["down"][1])
+            raw["down"] = [r - p.get("transfer", 0.0) + model.predict(p.get("bytes", 0.0)) for r, _a, p in pts["down"]]
+        push = _link_fit(pushes, "back and split probes' handover through the query path")
+        if push is not None:
+            model, report["link_host"] = push
+            colony.call(d, "query", "set_link", model.to_json(), report["link_host"], "host")
+            for pl in ("back", "split"):        # the whole handover re-priced: no offset on top
+                raw[pl] = [r - p.get("transfer", 0.0) + max(0.0, model.predict(p.get("bytes", 0.0)))
+                           for r, _a, p in pts[pl]]
         shift = 0.0                  # what the host's legs now add to a back or split probe's raw total
         for name in DeviceModels.LEGS:
+            if name == "handover" and push is not None:
+                continue
             fit = _leg_offset(hosted[name])
             if fit is not None:
                 fits[name], report[name] = {"a": fit[0], "b": 1.0}, fit[1]
             shift += (fit[0] if fit is not None else 0.0) - old(name)
         for pl in ("back", "split"):
-            pts[pl] = ([x + shift for x in pts[pl][0]], pts[pl][1])
-        for pl, (raw, act) in pts.items():
-            if len(raw) < 3:
+            raw[pl] = [x + shift for x in raw[pl]]
+        for pl, v in pts.items():
+            if len(v) < 3:
                 continue
-            form, m, loo = _call_path_fit(np.asarray(raw, float), np.asarray(act, float))
+            x, y = np.asarray(raw[pl], float), np.asarray([a for _r, a, _p in v], float)
+            form, m, loo = _call_path_fit(x, y)
             fits[pl] = m.to_json()
-            report[pl] = {"n": len(raw), "ape_before_median": float(np.median(ape(raw, act))),
-                          "ape_after_median": float(np.median(ape(m.predict(raw), act))),
+            report[pl] = {"n": len(v), "ape_before_median": float(np.median(ape(x, y))),
+                          "ape_after_median": float(np.median(ape(m.predict(x), y))),
                           "form": form, "loo_ape_median": loo}
         if unpriced:
             report["unpriced_probes"] = unpriced
         colony.call(d, "query", "set_call_path", fits, report)
         out[d] = report
     return out
+
+
+def _leg_row(actual: dict, predicted: dict) -> tuple[float, float, float, float]:
+    """One probe's leg for :func:`_link_fit`: (bytes sent, the leg's measured seconds, bytes
+    predicted, the leg's predicted seconds); nan where the leg was not measured."""
+    return (float(actual.get("bytes", np.nan)), float(actual.get("transfer", np.nan)),
+            float(predicted.get("bytes", 0.0)), float(predicted.get("transfer", 0.0)))
 
 
 def _loo_ape(fit, x: np.ndarray, y: np.ndarray) -> float:
@@ -604,13 +649,16 @@ def _loo_ape(fit, x: np.ndarray, y: np.ndarray) -> float:
                             for i in range(len(x))]))
 
 
-def _client_link_fit(legs: list[tuple[float, float, float, float]]):
-    """The device -> client leg fitted on the down probes themselves (result bytes against the
-    client's call time less the device's own), or None to keep the leg measured with bare
-    blobs. A blob call carries no plan, no table binding and no decision to send back, so its
-    fit priced a small query's leg ~1 ms low (runs 18-20: 2.1 ms predicted, 3.0-3.4 ms
-    measured) and the call-path fit made that up by scaling every term with it. Kept only
-    when its leave-one-out median error on the probes beats the blob fit's error on them."""
+def _link_fit(legs: list[tuple[float, float, float, float]], source: str):
+    """A link fitted on probe queries' own legs (:func:`_leg_row`: bytes sent against the leg's
+    measured seconds), or None to keep the link as priced now. The bare-buffer calls that fit
+    the links first carry no plan, no table binding and no answer, and send one buffer, not a
+    table's objects: the device -> client fit priced a small query's leg ~1 ms low (runs
+    18-20: 2.1 ms predicted, 3.0-3.4 ms measured), the device -> host fit priced a push-back of
+    whole tables 1.4-1.8x high (run 124: 1.4 ns/B against 0.4-0.8 measured), and the call-path
+    fit made up for each by scaling every term of the total (a push-back slope of 0.4-0.7,
+    which priced a push-back that its host's execution dominates 30-40 % low). Kept only when
+    its leave-one-out median error on the probes beats the present price's error on them."""
     from colony.cost.models import LinearModel, ape
     rows = np.array(legs, float).reshape(-1, 4)
     rows = rows[np.isfinite(rows).all(axis=1) & (rows[:, 1] > 0)]
@@ -618,12 +666,12 @@ def _client_link_fit(legs: list[tuple[float, float, float, float]]):
         return None
     x, y, before = rows[:, 0], rows[:, 1], rows[:, 3]
     loo = _loo_ape(LinearModel.fit, x, y)
-    blob = float(np.median(ape(before, y)))
-    if loo >= blob:
+    priced = float(np.median(ape(before, y)))
+    if loo >= priced:
         return None
     m = LinearModel.fit(x, y)
-    return m, {"n": len(rows), "source": "down probes through the query path", "loo_ape_median": loo,
-               "blob_fit_ape_median": blob, "a": m.a, "b": m.b}
+    return m, {"n": len(rows), "source": source, "loo_ape_median": loo,
+               "ape_before_median": priced, "a": m.a, "b": m.b}
 
 
 def _leg_offset(pts: list[tuple[float, float]]):

@@ -839,6 +839,8 @@ class QueryService(Service):
         legs = m is not None and m.link is not None and (
             self.ctx.role == "host" or (m.link_host is not None and "call_path" in m.report))
         return {"device": self.ctx.name, "ok": True, "calibrated": m is not None, "links_calibrated": legs,
+                # the rule its call-path fit was made by (drivers.query.CALL_PATH_REVISION; 1 before it was recorded)
+                "call_path_revision": (m.report.get("call_path") or {}).get("revision", 1) if legs else None,
                 "host_models": self.host_models is not None, "stale": self.stale,
                 "learner": m.report.get("kept") if m else None, "sizes": m.report.get("sizes") if m else None,
                 "corrections": m.residuals.to_json() if m else {},
