@@ -125,6 +125,15 @@ def register(ctx: SessionContext, name: str, partitions: list[list[pa.Table]], s
     ctx.register_record_batches(name, parts)
 
 
+# DataFusion errors whose cause is the query's, with what a user can write instead
+_HINTS = (("non UTF-8 data", " (a string function read a binary column, which DataFusion reads as UTF-8 "
+                             "text; encode(column, 'hex') turns bytes into text)"),)
+
+
+def _hint(msg: str) -> str:
+    return next((h for cue, h in _HINTS if cue in msg), "")
+
+
 def execute(ctx: SessionContext, plan_bytes: bytes, timeout_s: float | None = None,
             max_result_bytes: int | None = None) -> pa.Table:
     """Run Substrait bytes, streaming batches so timeout and result cap are enforced as we go."""
@@ -164,7 +173,7 @@ def execute(ctx: SessionContext, plan_bytes: bytes, timeout_s: float | None = No
         msg = str(e).split("\n")[0][:300]
         if "resources exhausted" in msg.lower() or "memory" in msg.lower():
             raise QueryMemoryExceeded(f"query exceeded the device's per-query memory limit: {msg}") from None
-        raise QueryError(f"query failed on the device: {msg}") from None
+        raise QueryError(f"query failed on the device: {msg}{_hint(msg)}") from None
     out = pa.Table.from_batches(batches, schema=schema)
     if len(set(out.column_names)) < out.num_columns:
         out = out.rename_columns(unique_names(out.column_names))
