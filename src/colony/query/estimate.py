@@ -1177,7 +1177,9 @@ class Estimator:
         the argument from independent draws of its columns."""
         name, args = e[1], e[2] if len(e) > 2 else []
         meta = e[3] if len(e) > 3 else None
-        if name in ("min", "max") or meta is None:
+        cs = self._colstats(args[0][1:]) if len(args) == 1 and args[0][0] == "col" else None
+        extreme = name in ("min", "max") and cs is not None and cs.kll is not None and not cs.kll.is_empty()
+        if (name in ("min", "max") and (meta is None or not extreme)) or meta is None:
             v = self._agg_value(e)
             if v is None:
                 raise Unsupported(f"aggregate {name!r} has no value before execution")
@@ -1189,6 +1191,12 @@ class Estimator:
             m = np.maximum(np.rint(lam + math.sqrt(lam) * rng.standard_normal(n)), 1.0)
         if name.startswith("count"):
             return m.astype(np.float64)
+        if extreme:
+            # a group's max of m values is the column's value at level u^(1/m) (u uniform), its
+            # min at 1 - u^(1/m): with the column's max for every group, `having max(x) > t`
+            # kept all of them (run 130: 113 groups for 10). Group and value taken independent.
+            level = rng.random(n) ** (1.0 / m)
+            return cs.quantile(level if name == "max" else 1.0 - level)
         if len(args) != 1:
             raise Unsupported(f"aggregate {name!r} of {len(args)} arguments")
         cols = _columns(args[0])

@@ -334,6 +334,21 @@ class ColumnStats:
                 return bisect.bisect_left(low, v) / n
         return _interp(v, e, r)
 
+    def quantile(self, levels: np.ndarray) -> np.ndarray:
+        """The values at fractions ``levels`` of the non-null values (the inverse of
+        :meth:`cdf`): a kept extreme where the level falls among them, the histogram between."""
+        levels = np.asarray(levels, dtype=np.float64)
+        e, r = self._hist()
+        out = np.interp(levels, r, e)
+        if self._tails is not None:
+            low, high, n = self._tails
+            rank = np.minimum((levels * n).astype(np.int64), n - 1)
+            top = rank >= n - len(high)
+            out[top] = np.asarray(high)[rank[top] - (n - len(high))]
+            bottom = rank < len(low)
+            out[bottom] = np.asarray(low)[rank[bottom]]
+        return out
+
     @property
     def _tails(self):
         """(smallest, largest, non-null count) as lists for :meth:`cdf`, kept; None without them."""
