@@ -1177,9 +1177,10 @@ class Estimator:
         the argument from independent draws of its columns."""
         name, args = e[1], e[2] if len(e) > 2 else []
         meta = e[3] if len(e) > 3 else None
-        cs = self._colstats(args[0][1:]) if len(args) == 1 and args[0][0] == "col" else None
-        extreme = name in ("min", "max") and cs is not None and cs.kll is not None and not cs.kll.is_empty()
-        if (name in ("min", "max") and (meta is None or not extreme)) or meta is None:
+        cs = (self._colstats(args[0][1:]) if name in ("min", "max") and len(args) == 1 and args[0][0] == "col"
+              else None)
+        extreme = cs is not None and cs.kll is not None and not cs.kll.is_empty()
+        if meta is None or (name in ("min", "max") and not extreme):
             v = self._agg_value(e)
             if v is None:
                 raise Unsupported(f"aggregate {name!r} has no value before execution")

@@ -340,13 +340,13 @@ class ColumnStats:
         levels = np.asarray(levels, dtype=np.float64)
         e, r = self._hist()
         out = np.interp(levels, r, e)
-        if self._tails is not None:
-            low, high, n = self._tails
+        if self._tails is not None:          # the kept extremes themselves (arrays), not cdf's lists
+            n, low, high = self._tails[2], self.low, self.high
             rank = np.minimum((levels * n).astype(np.int64), n - 1)
             top = rank >= n - len(high)
-            out[top] = np.asarray(high)[rank[top] - (n - len(high))]
+            out[top] = high[rank[top] - (n - len(high))]
             bottom = rank < len(low)
-            out[bottom] = np.asarray(low)[rank[bottom]]
+            out[bottom] = low[rank[bottom]]
         return out
 
     @property
