@@ -84,6 +84,12 @@ def _shape(present: tuple) -> str:
     return ",".join(name for name, idx in _SHAPE if any(present[i] for i in idx))
 
 
+def size_class(seconds: float) -> int:
+    """Factor-of-2 class of a price: k for 2^k to 2^(k+1) ms (below 0.1 ms, the class of 0.1 ms).
+    Corrections learnt on one class are not spread as factors over others (:class:`Residuals`)."""
+    return math.floor(math.log2(max(seconds, 1e-4) / 1e-3))
+
+
 def _values(ops: dict) -> tuple:
     try:                  # an estimator's op vector has every feature: one C call, not 28 lookups
         return tuple(map(float, _ALL_FEATURES(ops)))
@@ -418,7 +424,14 @@ class Residuals:
     a shape of its own) is learnt from every query of the role, not per shape. Families
     named ``total:...`` (end-to-end, per placement) stand alone. ``drift`` flags an entry whose
     correction stays beyond ``drift_at`` after ``min_n`` queries: the calibration no longer
-    describes the device."""
+    describes the device.
+
+    A family that names its size class (``<shape>@<k>``, the raw price's factor-of-2 class,
+    :meth:`DeviceModels.family`) shares across shapes only within that class (``*@k``,
+    ``back:*@k``); its shape's own entry spans all sizes. A small query's miss is mostly a
+    fixed cost, and one device-wide entry carried it over large ones as a factor: five 4-14 ms
+    queries on a nested-column table, run 1.5-3.3x their raw prices, priced a 64-ms window
+    query (raw price 56 ms) at the 2x bound, and it was pushed back (probe run 132)."""
 
     alpha: float = 0.2
     bound: float = 2.0
@@ -434,11 +447,21 @@ class Residuals:
         """(entry, share of each step) the family reads and updates: shares sum to 1, so one
         step moves the family's factor by ``alpha`` times its residual however many it has."""
         role, sep, _ = family.partition(":")
-        if role == "total" or family == self.GLOBAL:
+        if role == "total" or family == self.GLOBAL or family.startswith(self.GLOBAL + "@"):
             return ((family, 1.0),)
+        shape, at, size = family.rpartition("@")
+        if not at:                        # no size class named: the entries shared by every size
+            shape, size = family, ""
+        glob = f"{self.GLOBAL}@{size}" if at else self.GLOBAL
         if sep:
-            return (self.GLOBAL, self.share / 2), (f"{role}:*", self.share / 2), (family, 1.0 - self.share)
-        return (self.GLOBAL, self.share), (family, 1.0 - self.share)
+            return ((glob, self.share / 2), (f"{role}:*@{size}" if at else f"{role}:*", self.share / 2),
+                    (shape, 1.0 - self.share))
+        return (glob, self.share), (shape, 1.0 - self.share)
+
+    @staticmethod
+    def _shared(key: str) -> bool:
+        """An entry shared across shapes (device-wide or a role's, of any size class)."""
+        return key.split("@", 1)[0] == Residuals.GLOBAL or key.split("@", 1)[0].endswith(":*")
 
     def factor(self, family: str | None) -> float:
         if not family:
@@ -469,7 +492,10 @@ class Residuals:
             st["log"] = float(np.clip(st["log"] + self.alpha * w * r, -lim, lim))
             st["n"] += 1
         while len(self.state) > self.max_entries:     # one entry per query shape: bounded, oldest go
-            del self.state[next(k for k in self.state if k != self.GLOBAL and not k.endswith(":*"))]
+            old = next((k for k in self.state if not self._shared(k)), None)
+            if old is None:
+                break
+            del self.state[old]
 
     def drifted(self) -> list[str]:
         lim = float(np.log(self.drift_at))
@@ -544,8 +570,10 @@ class DeviceModels:
         that receives pushed-back objects, ``in_bytes`` dominated every query, so one entry
         averaged a filter's residual with a group-by's and corrected neither), and the
         structural operators the plan has (aggregate, sort, top-k, limit, distinct, union,
-        join, and the function classes). Queries of one shape share a correction; a shape the
-        device has not run yet starts from the device-wide one."""
+        join, and the function classes), then ``@<k>``, the factor-of-2 class of the linear
+        model's price (:func:`size_class`). Queries of one shape share a correction whatever
+        their size; a shape the device has not run yet starts from the device-wide one of its
+        size class (:class:`Residuals`)."""
         lin = self._linear
         t = float(threads or self.threads)
         if isinstance(lin, OpsExec):
@@ -567,7 +595,8 @@ class DeviceModels:
                 return Residuals.GLOBAL
             dom = FEATURES[share.index(top)]      # the first largest, as argmax
         shape = _shape(tuple(map(_POSITIVE, x)))
-        return f"{role}:{dom}[{shape}]" if role else f"{dom}[{shape}]"
+        k = size_class(lin.predict_one(x, t))
+        return f"{role}:{dom}[{shape}]@{k}" if role else f"{dom}[{shape}]@{k}"
 
     def predict_total(self, placement: str, raw: float) -> tuple[float, str]:
         """The end-to-end total of a placement whose terms sum to ``raw``: the call-path fit,
@@ -582,7 +611,7 @@ class DeviceModels:
         yet is not corrected."""
         m = self.call_path.get(placement) or (self.call_path.get("back") if placement == "split" else None)
         fitted = float(m["a"] + m["b"] * raw) if m else raw
-        key = f"total:{placement}@{math.floor(math.log2(max(fitted, 1e-4) / 1e-3))}"
+        key = f"total:{placement}@{size_class(fitted)}"
         return fitted * self.residuals.factor(key), key
 
     # the legs of a placement the host runs for this device, beyond what their link models
