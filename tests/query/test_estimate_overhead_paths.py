@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from colony.bench.query_families import read_families
-from colony.cost.models import _SHAPE, DeviceModels, LinearModel, NNLSExec, OpsExec, Residuals, _x
+from colony.cost.models import _SHAPE, DeviceModels, LinearModel, NNLSExec, OpsExec, Residuals, _values, _x, size_class
 from colony.data import tpch, uniform
 from colony.drivers.workload import read_queries
 from colony.query import plan as qplan
@@ -184,7 +184,8 @@ def test_model_predictions_equal_the_plain_formulas():
         x = dict(zip(OPS, X[i])) | {f: 0.0 for f in OPS[i % 7::5]}     # some operators absent
         fam = dm.family(x)
         shape = ",".join(name for name, fs in _SHAPE if any(x[OPS[j]] > 0 for j in fs))   # the plain formula
-        assert fam.split("[")[1] == shape + "]"
+        assert fam.rpartition("@")[0].split("[")[1] == shape + "]"
+        assert fam.rpartition("@")[2] == str(size_class(ops.predict_one(_values(x), 2.0)))   # the linear price's class
         assert dm.family(dict(zip(OPS, X[i]))).split("[")[0] == OPS[top]
     assert LinearModel(1e-4, 2e-9).predict(12345.0) == float(1e-4 + 2e-9 * np.asarray(12345.0))
     full = dict(zip(OPS, X[0]))
