@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from colony.cost.calibrate import runs_from_record
 from colony.cost.models import DeviceModels, OpsExec, Residuals, _folds, _values, _x
 from colony.cost.suite import calibration_dir
 
@@ -22,8 +23,7 @@ from colony.cost.suite import calibration_dir
 def replay(record: dict, order: str, drift: float, half: bool, seeds: int = 5, reps: int = 3) -> dict:
     m = DeviceModels.from_json(record["query"])
     qr = record["query_runs"]
-    runs = [{"ops": dict(zip(qr["features"], x)), "threads": t, "exec_s": y, "template": tid}
-            for x, t, y, tid in zip(qr["ops"], qr["threads"], qr["exec_s"], qr["template"])]
+    runs = runs_from_record(qr)
     X = np.stack([_x(r["ops"]) for r in runs])
     T = np.array([r["threads"] for r in runs], float)
     y = np.array([r["exec_s"] for r in runs])
@@ -70,8 +70,10 @@ def main() -> None:
         for order in ("random", "bursts"):
             for drift, half in ((1.0, False), (1.3, False), (1.5, True)):
                 r = replay(rec, order, drift, half)
-                out.append({"device": f.name.split("@")[0], "order": order, "drift": drift, "from_half_way": half, **r})
-                print(f.name.split("@")[0], order, drift, half,
+                # a machine keeps records of several colonies whose devices share names
+                out.append({"device": f.name.split("@")[0], "record": f.name, "order": order, "drift": drift,
+                            "from_half_way": half, **r})
+                print(f.stem, order, drift, half,
                       {k: f"{v['median_pct']:.1f} / {v['p90_pct']:.1f}" for k, v in r.items()}, flush=True)
     if a.json:
         Path(a.json).write_text(json.dumps({"machine": describe(), "replays": out}, indent=1))

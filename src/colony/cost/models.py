@@ -451,17 +451,18 @@ class Residuals:
             return ((family, 1.0),)
         shape, at, size = family.rpartition("@")
         if not at:                        # no size class named: the entries shared by every size
-            shape, size = family, ""
-        glob = f"{self.GLOBAL}@{size}" if at else self.GLOBAL
+            shape = family
+        cls = f"@{size}" if at else ""
         if sep:
-            return ((glob, self.share / 2), (f"{role}:*@{size}" if at else f"{role}:*", self.share / 2),
+            return ((self.GLOBAL + cls, self.share / 2), (f"{role}:*{cls}", self.share / 2),
                     (shape, 1.0 - self.share))
-        return (glob, self.share), (shape, 1.0 - self.share)
+        return (self.GLOBAL + cls, self.share), (shape, 1.0 - self.share)
 
     @staticmethod
     def _shared(key: str) -> bool:
         """An entry shared across shapes (device-wide or a role's, of any size class)."""
-        return key.split("@", 1)[0] == Residuals.GLOBAL or key.split("@", 1)[0].endswith(":*")
+        head = key.split("@", 1)[0]
+        return head == Residuals.GLOBAL or head.endswith(":*")
 
     def factor(self, family: str | None) -> float:
         if not family:
@@ -564,16 +565,17 @@ class DeviceModels:
         back 30-40 % over, split 30-65 % under), so one entry would correct neither."""
         return self._family(_values(ops), threads, role)
 
-    def _family(self, x: tuple, threads: int | None, role: str | None = None) -> str | None:
+    def _family(self, x: tuple, threads: int | None, role: str | None = None,
+                price: float | None = None) -> str | None:
         """``<dominant compute operator>[<shape>]``: the operator whose predicted cost is the
         largest, leaving out the data-volume terms (bytes and rows read or written: on a host
         that receives pushed-back objects, ``in_bytes`` dominated every query, so one entry
         averaged a filter's residual with a group-by's and corrected neither), and the
         structural operators the plan has (aggregate, sort, top-k, limit, distinct, union,
         join, and the function classes), then ``@<k>``, the factor-of-2 class of the linear
-        model's price (:func:`size_class`). Queries of one shape share a correction whatever
-        their size; a shape the device has not run yet starts from the device-wide one of its
-        size class (:class:`Residuals`)."""
+        model's price (:func:`size_class`; ``price``: that price, where the caller has it).
+        Queries of one shape share a correction whatever their size; a shape the device has
+        not run yet starts from the device-wide one of its size class (:class:`Residuals`)."""
         lin = self._linear
         t = float(threads or self.threads)
         if isinstance(lin, OpsExec):
@@ -595,7 +597,7 @@ class DeviceModels:
                 return Residuals.GLOBAL
             dom = FEATURES[share.index(top)]      # the first largest, as argmax
         shape = _shape(tuple(map(_POSITIVE, x)))
-        k = size_class(lin.predict_one(x, t))
+        k = size_class(lin.predict_one(x, t) if price is None else price)
         return f"{role}:{dom}[{shape}]@{k}" if role else f"{dom}[{shape}]@{k}"
 
     def predict_total(self, placement: str, raw: float) -> tuple[float, str]:
@@ -649,7 +651,7 @@ class DeviceModels:
 
         ``runs``: ``ops`` is the sum of that many plans run one after another (a split's
         cuts, each its own execution), so each after the first adds the per-run cost."""
-        xs, raw = [], []
+        xs, raw, ms = [], [], []
         for ops, threads, _role, _runs in items:
             t = float(threads or self.threads)
             m = self.exec
@@ -658,10 +660,12 @@ class DeviceModels:
                 m = self.exec_linear
             x = _values(ops)
             xs.append(x)
+            ms.append(m)
             raw.append(m.predict_one(x, t))
+        lin = self._linear            # its price names the size class: reused where it priced
         return [(max(r, 0.0) + max(runs - 1, 0) * self.per_run_s) * self.residuals.factor(
-                    self._family(x, threads, role))
-                for r, x, (_ops, threads, role, runs) in zip(raw, xs, items)]
+                    self._family(x, threads, role, r if m is lin else None))
+                for r, x, m, (_ops, threads, role, runs) in zip(raw, xs, ms, items)]
 
     @property
     def per_run_s(self) -> float:
