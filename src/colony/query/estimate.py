@@ -1077,7 +1077,14 @@ class Estimator:
             for a in flat:
                 r = self._reduce(a)
                 if r is None:
-                    others.setdefault(frozenset(_columns(a)), []).append(a)
+                    # predicates sharing a column are drawn together (merged into one group):
+                    # `r.ts >= w.start and r.ts < w.stop` is one window's membership, not two
+                    # independent halves (their product priced a range join at 8x its rows)
+                    cols, grp = frozenset(_columns(a)), []
+                    for k in [k for k in others if k & cols or k == cols]:
+                        cols |= k
+                        grp += others.pop(k)
+                    others[cols] = grp + [a]
                 elif r[0] in groups:
                     groups[r[0]] = _intersect(groups[r[0]], r[1]) if name == "and" else _norm(groups[r[0]] + r[1])
                 else:
@@ -1256,7 +1263,8 @@ class Estimator:
                 need = set(rcols).union(*[_columns(p) for p in prior]) if prior else set(rcols)
                 need = {c for c in need if self._colstats(c) is not None}
                 n = MC_SAMPLES * (8 if prior else 1)
-                draws = {c: self._draws(c, n, rng) for c in sorted(need, key=str)}
+                draws = self._joint_draws(need, n, rng)
+                draws.update({c: self._draws(c, n, rng) for c in sorted(need - draws.keys(), key=str)})
                 pick = slice(0, MC_SAMPLES)
                 if prior:
                     mask = np.ones(n, dtype=bool)
@@ -1278,6 +1286,24 @@ class Estimator:
             self._bound("predicate without a model: selectivity 1/3")
             return DEFAULT_SEL
         return float(np.mean(np.asarray(v, dtype=bool))) if np.ndim(v) else float(bool(v))
+
+    def _joint_draws(self, cols: set, n: int, rng) -> dict:
+        """n rows of a small table drawn whole: the columns of ``cols`` that keep their values
+        (:attr:`ColumnStats.values`) taken from the same rows, so a window's start and stop, or a
+        sensor's lo and hi, stay a pair. Rows with a null among them are not drawn (the sketches'
+        draws are non-null values too). Empty when fewer than two columns keep their values."""
+        kept = {c: self._colstats(c).values for c in sorted(cols, key=str)}
+        kept = {c: v for c, v in kept.items() if v is not None}
+        if len(kept) < 2 or len({len(v) for v in kept.values()}) != 1:
+            return {}
+        ok = np.ones(len(next(iter(kept.values()))), dtype=bool)
+        for v in kept.values():
+            ok &= ~np.isnan(v)
+        rows = np.flatnonzero(ok)
+        if not len(rows):
+            return {}
+        pick = rows[rng.integers(0, len(rows), n)]
+        return {c: v[pick] for c, v in kept.items()}
 
     def _draws(self, c, n: int, rng):
         """n draws of column c: numbers, or a string column's codes (:class:`Coded`)."""

