@@ -244,3 +244,24 @@ def test_a_host_corrects_pushed_back_plans_and_split_upper_parts_apart():
         m.residuals.update(m.family(agg, 2, "split"), m.predict_exec(agg, 2, "split"), 1.5 * base)
     assert m.predict_exec(agg, 2, "back") == pytest.approx(0.7 * base, rel=0.08)
     assert m.predict_exec(agg, 2, "split") == pytest.approx(1.5 * base, rel=0.08)
+
+
+def test_each_execution_learns_into_the_entry_that_priced_it():
+    """A host with one of its two threads free is priced on one thread; the online correction
+    must update that price's entry (its size class), not the entry of all the host's threads."""
+    from types import SimpleNamespace
+
+    from colony.services.query import QueryService
+    dev, host = _models("nic", 1, 2e-8), _models("host", 2, 0.0)
+    par = [0.0] * len(OPS)
+    par[OPS.index("rows")] = 4e-8              # all parallel: one thread costs twice two
+    host.exec = OpsExec(serial=[0.0] * len(OPS), parallel=par, intercept=1e-4)
+    ops = _est().ops
+    d = decide(_est(), dev, host, HostLoad(free_threads=1, threads=2), placement="back")
+    priced = d.exec_keys["back"]["exec_host"]
+    assert priced == host.family(ops, 1, "back") != host.family(ops, None, "back")
+    assert d.exec_keys["down"]["exec"] == dev.family(ops)
+    sent = QueryService._host_prediction(SimpleNamespace(host_models=host), d, "back")
+    assert sent["family"] == priced and sent["exec_host"] == pytest.approx(d.predicted["back"]["exec_host"])
+    idle = decide(_est(), dev, host, HostLoad(free_threads=2, threads=2), placement="back")
+    assert idle.exec_keys["back"]["exec_host"] == host.family(ops, None, "back")

@@ -640,8 +640,11 @@ class DeviceModels:
         """One op vector's execution seconds: :meth:`predict_execs` of one item."""
         return self.predict_execs([(ops, threads, role, runs)])[0]
 
-    def predict_execs(self, items: list) -> list[float]:
-        """Execution seconds of several op vectors, each ``(ops, threads, role, runs)``.
+    def predict_execs(self, items: list, keys: list | None = None) -> list[float]:
+        """Execution seconds of several op vectors, each ``(ops, threads, role, runs)``;
+        ``keys`` (if given) receives each vector's online-correction key as priced (its
+        threads set the size class and dominant operator), which that execution's measurement
+        must update.
 
         Kept learner inside the calibrated sizes; a forest cannot extrapolate, so larger
         inputs than calibration saw are priced by the linear (NNLS) model. Corrected online
@@ -663,9 +666,12 @@ class DeviceModels:
             ms.append(m)
             raw.append(m.predict_one(x, t))
         lin = self._linear            # its price names the size class: reused where it priced
-        return [(max(r, 0.0) + max(runs - 1, 0) * self.per_run_s) * self.residuals.factor(
-                    self._family(x, threads, role, r if m is lin else None))
-                for r, x, m, (_ops, threads, role, runs) in zip(raw, xs, ms, items)]
+        fams = [self._family(x, threads, role, r if m is lin else None)
+                for r, x, m, (_ops, threads, role, _runs) in zip(raw, xs, ms, items)]
+        if keys is not None:
+            keys.extend(fams)
+        return [(max(r, 0.0) + max(runs - 1, 0) * self.per_run_s) * self.residuals.factor(f)
+                for r, f, (_ops, _threads, _role, runs) in zip(raw, fams, items)]
 
     @property
     def per_run_s(self) -> float:

@@ -102,16 +102,21 @@ class Decision:
     load: dict = field(default_factory=dict)      # the host and device load the prediction used
     caveats: list = field(default_factory=list)   # why the prices may be less sure than usual
     total_keys: dict = field(default_factory=dict)   # placement -> its end-to-end correction's key
+    # placement -> {"exec" / "exec_host": that execution's online-correction key as priced}
+    exec_keys: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad,
-            dev_load: DeviceLoad | None = None, keys: dict | None = None) -> dict:
+            dev_load: DeviceLoad | None = None, keys: dict | None = None,
+            exec_keys: dict | None = None) -> dict:
     """Predicted seconds of every term of every placement; ``keys`` (if given) receives each
     placement's online end-to-end correction key, which the client's measurement of that
-    placement must update (:meth:`DeviceModels.predict_total`)."""
+    placement must update (:meth:`DeviceModels.predict_total`), and ``exec_keys`` each
+    execution's online-correction key as priced (a host priced on its free threads learns
+    into the entry that priced it, not the one of all its threads)."""
     objs = max(est.objects, 1)
     threads = max(1, min(load.free_threads, host.threads)) if load.free_threads else 1
     wait = load.wait_s()
@@ -121,10 +126,15 @@ def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad
     setup_host = host.predict_setup(est.input_rows, objs)
     split = est.split_ops is not None
     # each model prices its op vectors in one call (a vector at a time, in plain floats)
+    dk, hk = [], []
     dev_exec = dev.predict_execs([(est.ops, None, None, 1)]
-                                 + ([(est.split_ops, None, None, max(len(est.splits), 1))] if split else []))
+                                 + ([(est.split_ops, None, None, max(len(est.splits), 1))] if split else []), dk)
     host_exec = host.predict_execs([(est.ops, threads, "back", 1)]
-                                   + ([(est.upper_ops, threads, "split", 1)] if split else []))
+                                   + ([(est.upper_ops, threads, "split", 1)] if split else []), hk)
+    if exec_keys is not None:
+        exec_keys.update(down={"exec": dk[0]}, back={"exec_host": hk[0]})
+        if split:
+            exec_keys["split"] = {"exec": dk[1], "exec_host": hk[1]}
     down = {"deser": setup_dev, "exec": dev_exec[0], "ser": dev.predict_ser(rb),
             "transfer": dev.predict_transfer(rb), "deser_host": host.deser_s, "bytes": rb}
     out["down"] = down
@@ -256,20 +266,21 @@ def decide(est: Estimate, dev: DeviceModels | None, host: DeviceModels | None, l
         from colony.errors import QueryError
         raise QueryError(f"unknown policy {policy!r}; use {' or '.join(POLICIES)}")
     keys: dict = {}
+    xkeys: dict = {}
     if dev is None or host is None or est.rows is None:     # unmodelled plan: nothing to price
         pred, notes = {}, []
     else:
-        pred, notes = predict(est, dev, host, load, dev_load, keys), caveats(est, dev, host)
+        pred, notes = predict(est, dev, host, load, dev_load, keys, xkeys), caveats(est, dev, host)
     if placement != "auto":
         if placement not in PLACEMENTS:
             from colony.errors import QueryError
             raise QueryError(f"unknown placement {placement!r}; use auto, down, back or split")
         chosen = placement if (placement != "split" or "split" in pred or not pred) else "down"
         why = "forced" if chosen == placement else "forced split, but the plan is all filter/projection: down"
-        return Decision(chosen, why, pred, summary, caveats=notes, total_keys=keys)
+        return Decision(chosen, why, pred, summary, caveats=notes, total_keys=keys, exec_keys=xkeys)
     if not est.supported:
         return Decision("back", f"estimator does not model this plan ({est.reason}); the host runs it", pred,
-                        summary, caveats=notes, total_keys=keys)
+                        summary, caveats=notes, total_keys=keys, exec_keys=xkeys)
     if not pred:
         return Decision("down", "no calibrated models on this device yet: keep the work here", pred, summary)
     best = min(pred, key=lambda k: pred[k]["total"])
@@ -291,4 +302,4 @@ def decide(est: Estimate, dev: DeviceModels | None, host: DeviceModels | None, l
         rng = rng or np.random.default_rng()
         if rng.random() >= prob:
             best, reason = "down", f"storm control: kept on device (push-back probability {prob:.2f})"
-    return Decision(best, reason, pred, summary, prob, caveats=notes, total_keys=keys)
+    return Decision(best, reason, pred, summary, prob, caveats=notes, total_keys=keys, exec_keys=xkeys)

@@ -589,7 +589,7 @@ class QueryService(Service):
                 t0 = time.perf_counter()
                 self._check_cancel(query_id)
                 out["hosted"] = self.ctx.peers.relay(host, "query", "run_pushed", bytes(plan_bytes), objs, reserved,
-                                                    predicted=self._host_prediction(dec, "back", est.ops) if learn else None,
+                                                    predicted=self._host_prediction(dec, "back") if learn else None,
                                                     ticket=ticket, query_id=query_id)
                 act["to_host"] = time.perf_counter() - t0
                 self._adopt_host_residuals(out["hosted"])
@@ -643,7 +643,7 @@ class QueryService(Service):
                     self._check_cancel(query_id)
                     out["hosted"] = self.ctx.peers.relay(host, "query", "run_pushed", upper,
                                                         qplan.split_inputs(bufs), reserved,
-                                                        predicted=(self._host_prediction(dec, "split", est.upper_ops)
+                                                        predicted=(self._host_prediction(dec, "split")
                                                                    if learn else None),
                                                         ticket=ticket, query_id=query_id)
                     act["to_host"] = time.perf_counter() - t0
@@ -654,21 +654,21 @@ class QueryService(Service):
                 out["result"] = bufs[0]
             pred = dec.predicted.get(dec.placement) if dec.predicted else None
             if learn and self.models is not None and pred and est.supported:     # online correction
-                ops = est.split_ops if dec.placement == "split" else est.ops
-                fam = self.models.family(ops)
+                fam = (dec.exec_keys.get(dec.placement) or {}).get("exec")
                 if fam:       # against the price under the load it was decided with (loaded_exec)
                     self.models.residuals.update(fam, loaded_exec(pred), act["exec"])
         act["device_total"] = time.perf_counter() - t_start
         return out
 
-    def _host_prediction(self, dec: Decision, placement: str, ops: dict | None) -> dict | None:
+    def _host_prediction(self, dec: Decision, placement: str) -> dict | None:
         """What this device predicted for the host's work, for the host's online correction
-        (``exec_host`` per operator family) and its measured rate (``host_s``, all of it)."""
+        (``exec_host`` under the entry that priced it, on the threads the host had free then)
+        and its measured rate (``host_s``, all of it)."""
         pred = (dec.predicted or {}).get(placement)
-        if self.host_models is None or not pred or not ops or "exec_host" not in pred:
+        fam = (dec.exec_keys.get(placement) or {}).get("exec_host")
+        if self.host_models is None or not pred or not fam or "exec_host" not in pred:
             return None
-        return {"exec_host": loaded_exec(pred, "exec_host"), "family": self.host_models.family(ops, role=placement),
-                "host_s": host_work(pred)}
+        return {"exec_host": loaded_exec(pred, "exec_host"), "family": fam, "host_s": host_work(pred)}
 
     def _adopt_host_residuals(self, hosted) -> None:
         """Price host work with the host's current online correction (the host owns it)."""
