@@ -72,6 +72,8 @@ def test_a_range_join_on_a_windows_table_is_estimated_from_its_windows(schema):
     assert actual == N                       # every reading falls in exactly one window
     # drawn as independent halves the pair kept ~27 % of the 30 x N candidate pairs: 8x
     assert e.ops["join_out"] == pytest.approx(actual, rel=0.1)
+    # no equality to hash on: a nested-loop join over every pair (its cost, calibration's T33)
+    assert e.ops["join_nl"] == N * 30
 
 
 def test_a_band_join_keeps_each_sensors_lo_and_hi_together(schema):
@@ -80,6 +82,7 @@ def test_a_band_join_keeps_each_sensors_lo_and_hi_together(schema):
            "and r.temp between s.lo and s.hi")
     e, actual = _rows(sql, tables, stats)
     assert e.ops["join_out"] == pytest.approx(actual, rel=0.15)
+    assert e.ops["join_nl"] == 0                 # hashed on the sensor key
 
 
 def test_predicates_sharing_a_column_are_drawn_together():

@@ -82,6 +82,10 @@ TEMPLATES = {
     # DataFusion, 1M rows: id desc limit 10-1000 took 92-210 ms, 2-25 over a shuffled copy
     "T31": "select {tp} from particles where y < {p} order by id {dir} limit {nk}",
     "T32": "select * from particles where id < {i} and y < {p}",
+    # a range join (no equality: a nested-loop join over every pair of rows) against a few
+    # windows cut from the same table, 2-32 of them
+    "T33": ("select count(*) from particles a join (select x - {pw} as lo, x + {pw} as hi from particles "
+            "where id < {nb}) b on a.y >= b.lo and a.y < b.hi"),
     "T22": "select particle_id / {c} as g, count(*), sum(vx) from particles where x < {p} group by g",
     "T23": "select id, sqrt(x) + sqrt(y) as s, vx / {k} from particles where sqrt(z) < {p}",
 }
@@ -195,6 +199,8 @@ def fill(tpl: str, rng: np.random.Generator) -> str:
             "c": lambda: str(int(rng.integers(1, 20))), "p2": lambda: f"{rng.uniform(0.5, 1.0):.3f}",
             "e": lambda: f"{rng.uniform(1.0, 2.7):.3f}", "o": lambda: str(int(rng.integers(0, 100))),
             "i": lambda: str(int(np.exp(rng.uniform(np.log(1e3), np.log(1.5e6))))),
+            "nb": lambda: str(int(np.exp(rng.uniform(np.log(2), np.log(32))))),
+            "pw": lambda: f"{np.exp(rng.uniform(np.log(1e-3), np.log(0.05))):.4f}",
             "tf": lambda: str(rng.choice(["year", "quarter", "month", "day", "dow", "doy"])),
             "tt": lambda: str(rng.choice(["year", "month", "week", "day"])),
             "scol": lambda: str(rng.choice(["l_shipmode", "l_shipinstruct", "l_comment", "l_returnflag"])),

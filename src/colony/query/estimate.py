@@ -114,7 +114,7 @@ TRUNC = {"date_trunc", "datetrunc", "date_bin"}
 # comparisons) went to 1.4-1.9x (runs 76-77)
 CMP_STR = {"lt", "lte", "gt", "gte", "equal", "not_equal", "is_distinct_from", "is_not_distinct_from", "in"}
 # bump when an operator's count changes: calibrations fitted on the old counts are stale
-OPS_REVISION = 18   # 18: extremes counted exactly (stats.TAIL_K), same-column predicates drawn together
+OPS_REVISION = 19   # 19: a nested-loop join's candidate pairs (join_nl); 18: extremes counted exactly
 # A hash table's probes cost little while the table sits in a core's cache and several times
 # more once it does not. DataFusion, one thread, ns a probe row beyond reading the input (an
 # integer key; 600k probe rows): a join building 16 / 1k / 10k / 50k / 200k / 600k rows 3.4 /
@@ -139,7 +139,7 @@ OPS = ("cmp", "logic", "arith", "power", "func", "str", "filter", "take", "scan"
        "distinct", "limit", "union", "out_bytes", "in_bytes", "div", "math", "topk", "take_runs", "arith_dec",
        "topk_in", "window", "window_parts", "scalar_agg", "temporal", "temporal_tz", "trunc_tz", "take_str",
        "cmp_str", "hash_str", "plan_rels", "case", "topk_keys", "topk_seq", "str_fast", "agg_mid", "agg_big",
-       "join_mid", "join_big")
+       "join_mid", "join_big", "join_nl")
 
 
 def _hinge(n: float, knot: float) -> float:
@@ -1957,6 +1957,12 @@ class Estimator:
         self._add("join_build", right.rows)
         self._add("join_probe", left.rows)
         self._add("join_lg", left.rows * math.log2(2.0 + right.rows))
+        if not keys:
+            # no equality to hash on: DataFusion's NestedLoopJoinExec evaluates the condition
+            # on every pair of rows (one thread, 100k-400k x 4-64 rows: 3.2-6.9 ns a pair, the
+            # fixed part falling as the pairs grow; counted as two comparisons a pair, a range
+            # join over 30 windows was priced at 13 ms for 40)
+            self._add("join_nl", left.rows * right.rows)
         # the engine builds its table on the smaller side (DataFusion's join selection swaps the
         # inputs by their statistics) and probes it with the other's rows: see TABLE_MID
         small, large = sorted((left.rows, right.rows))
