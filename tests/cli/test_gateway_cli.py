@@ -1,19 +1,16 @@
-"""Your data in a running colony, end to end through the real entry point: `colony up`,
-`colony load` (Parquet on one SmartNIC, CSV spread), `colony tables`, `colony query --up`,
-`colony serve --flight-sql` answering an ADBC client, `colony down`."""
+"""Your data in a running colony, end to end through the real entry point: `colony load`
+(Parquet on one SmartNIC, CSV spread), `colony tables`, `colony query --up`, `colony serve
+--flight-sql` answering an ADBC client, on a colony that `colony up` started (the CLI tests'
+shared colony, tests/cli/conftest.py)."""
 
 import json
-import os
 import socket
 import subprocess
 import sys
-from pathlib import Path
 
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _free_port() -> int:
@@ -23,24 +20,16 @@ def _free_port() -> int:
 
 
 @pytest.mark.ray
-def test_load_tables_query_and_serve_on_a_running_colony(tmp_path):
+def test_load_tables_query_and_serve_on_a_running_colony(cli_colony, tmp_path):
     import adbc_driver_flightsql.dbapi as fdb
     from adbc_driver_flightsql import DatabaseOptions
 
     from colony.data import uniform
     from colony.query import plan as qplan
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), COLONY_STATE_DIR=str(tmp_path / "state"),
-               COLONY_SPILL_DIR=str(tmp_path / "spill"), COLONY_MODELS_DIR=str(tmp_path / "models"),
-               RAY_AUTH_TOKEN_PATH=str(tmp_path / "token"))
-
-    def colony(*args, timeout=300):
-        return subprocess.run([sys.executable, "-m", "colony", *args], env=env, capture_output=True, text=True,
-                              timeout=timeout)
+    colony, env = cli_colony.run, cli_colony.env
     t = uniform(60_000, seed=21)
     pq.write_table(t, tmp_path / "trades.parquet", row_group_size=10_000)
     pcsv.write_csv(t.select(["particle_id", "x", "y"]).slice(0, 20_000), tmp_path / "spread.csv")
-    up = colony("up", "--temp-dir", f"/tmp/ray-{ROOT.name}-gw", "--object-store-memory", "256MiB")
-    assert up.returncode == 0, up.stdout + up.stderr
     serve = None
     try:
         ld = colony("load", str(tmp_path / "trades.parquet"), "--pool", "default", "--table", "trades",
@@ -70,7 +59,7 @@ def test_load_tables_query_and_serve_on_a_running_colony(tmp_path):
         line = serve.stdout.readline()
         assert "Flight SQL gateway" in line and f":{port}" in line and "auth: token" in line, \
             line + (tmp_path / "serve.err").read_text()
-        token = (tmp_path / "token").read_text().strip()
+        token = (cli_colony.tmp / "token").read_text().strip()
         db = {DatabaseOptions.AUTHORIZATION_HEADER.value: f"Bearer {token}"}
         with fdb.connect(f"grpc://127.0.0.1:{port}", db_kwargs=db, autocommit=True) as conn, conn.cursor() as cur:
             cur.execute(sql)
@@ -88,5 +77,3 @@ def test_load_tables_query_and_serve_on_a_running_colony(tmp_path):
             except subprocess.TimeoutExpired:
                 serve.kill()
                 raise
-        down = colony("down")
-    assert down.returncode == 0, down.stdout + down.stderr

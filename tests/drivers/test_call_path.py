@@ -133,3 +133,26 @@ def test_devices_that_keep_their_records_get_the_hosts_models_when_another_is_ca
     r = client.query("select particle_id & 15 as g, count(*) from particles group by g", explain=True)
     assert r.decision["reason"] == "lowest predicted latency"
     assert {"down", "back"} <= set(r.decision["predicted"])
+
+
+def test_a_small_calibration_probes_with_about_as_many_templates_as_runs():
+    """Each probe set keeps its share of the budget (at least 2 of its templates); a budget of
+    every template or more, or none, keeps every set whole and draws nothing."""
+    import numpy as np
+
+    from colony.drivers.query import _probe_budget, _probe_sets, call_path_sizes
+    sets = list(_probe_sets(call_path_sizes(30_000), 0))
+    total = sum(len(p) for _t, p in sets)
+    assert total == 50 and len(sets) == 5
+    rng, twin = (np.random.Generator(np.random.SFC64(1)) for _ in range(2))
+    for whole in (None, total, 240):
+        assert _probe_budget(sets, whole, rng) == sets
+    assert rng.random() == twin.random()        # nothing drawn: a full calibration's constants as before
+    for budget in (6, 16, 30):
+        cut = _probe_budget(sets, budget, rng)
+        assert [t for t, _p in cut] == [t for t, _p in sets]
+        kept = [len(p) for _t, p in cut]
+        assert all(2 <= k <= len(p) for k, (_t, p) in zip(kept, sets))
+        assert all(set(c) <= set(p) and len(set(c)) == len(c) for (_t, c), (_u, p) in zip(cut, sets))
+        assert sum(kept) <= max(budget + len(sets), 2 * len(sets))
+    assert sum(len(p) for _t, p in _probe_budget(sets, 6, rng)) == 10

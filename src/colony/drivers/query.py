@@ -446,8 +446,9 @@ def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate
             on_calibrate(f"{', '.join(old_path)}: call-path fit of an older revision, refitting it "
                          f"(revision {CALL_PATH_REVISION})")
         rows = max([int(s.get("max_rows", max_rows)) for s in sizes] or [max_rows])
+        runs = max([int(s.get("runs", n_runs)) for s in sizes] or [n_runs])
         for d in old_path:
-            calibrate_call_path(colony, host, [d], sizes=call_path_sizes(rows))
+            calibrate_call_path(colony, host, [d], sizes=call_path_sizes(rows), probes=runs)
             if progress:
                 progress(d)
         return True
@@ -494,7 +495,8 @@ def calibrate_colony(colony, host: str, n_runs: int = 120, max_rows: int = 400_0
     for d in every:
         if d != host:
             colony.call(d, "query", "set_host_models", host_models)
-    calibrate_call_path(colony, host, [d for d in devices if d != host], sizes=call_path_sizes(max_rows), seed=seed)
+    calibrate_call_path(colony, host, [d for d in devices if d != host], sizes=call_path_sizes(max_rows), seed=seed,
+                        probes=n_runs)
     for d in devices:
         if d != host:
             out[d] = colony.call(d, "query", "models_json")
@@ -534,7 +536,24 @@ def _probe_sets(sizes, seed: int):
         yield {name: t[name] for name in TPCH_TABLES}, tuple(LTEMPLATES.values())
 
 
-def calibrate_call_path(colony, host: str, devices: list[str], sizes=(40_000, 300_000), seed: int = 0) -> dict:
+def _probe_budget(sets: list, budget: int | None, rng) -> list:
+    """``sets`` with at most about ``budget`` probe templates in all (None: every one): each
+    set keeps its share of the budget by its number of templates, at least 2, drawn at random.
+    A calibration asked for a few runs (a first `colony load` on a new colony, the tests'
+    small colonies) stays a few seconds per device: the 50 probes under four placements each
+    were 200 queries a device whatever the runs asked."""
+    total = sum(len(p) for _t, p in sets)
+    if budget is None or budget >= total:
+        return sets
+    out = []
+    for tables, probes in sets:
+        k = min(len(probes), max(2, round(budget * len(probes) / total)))
+        out.append((tables, tuple(probes[i] for i in sorted(rng.choice(len(probes), k, replace=False)))))
+    return out
+
+
+def calibrate_call_path(colony, host: str, devices: list[str], sizes=(40_000, 300_000), seed: int = 0,
+                        probes: int | None = None) -> dict:
     """Send probe queries through the path real queries take (this client, the runtime's
     calls and links, the device's queue, the host's engine) under every placement, and fit
     measured = a + b * predicted per placement, each measured total with its executions as
@@ -543,11 +562,12 @@ def calibrate_call_path(colony, host: str, devices: list[str], sizes=(40_000, 30
     device -> client link on the down probes, the device -> host link on the back and split
     probes' handovers (:func:`_link_fit`, each), and an offset for the host's legs that the
     refitted links do not price (:func:`_leg_offset`). The fits are recorded with
-    :data:`CALL_PATH_REVISION`."""
+    :data:`CALL_PATH_REVISION`. ``probes``: at most about that many probe templates a device
+    (:func:`_probe_budget`; None, all 50)."""
     from colony.cost.calibrate import fill
     from colony.cost.models import DeviceModels, ape, leg_offset
     rng = np.random.Generator(np.random.SFC64(seed + 17))
-    sets = list(_probe_sets(sizes, seed))
+    sets = _probe_budget(list(_probe_sets(sizes, seed)), probes, rng)
     out = {}
     for d in devices:
         # per placement, each probe's (raw total as priced, measured total, predicted terms)
