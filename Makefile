@@ -34,7 +34,7 @@ demo: $(STAMP)
 
 test: $(DEVSTAMP) sysdeps producers
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=30
 
 bench: $(DEVSTAMP) sysdeps
 	bash bench/run_all.sh

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from colony.cost.models import DeviceModels
-from colony.cost.suite import calibration_dir
+from colony.cost.suite import calibration_dir, newest
 from colony.machine import describe
 from colony.query import estimate, to_substrait
 from colony.query.stats import TableStats
@@ -26,10 +26,9 @@ SQL = "select w.w, count(*) from r join w on r.ts >= w.start and r.ts < w.stop g
 
 
 def main() -> None:
-    files = sorted(calibration_dir().glob("nic0@*.json"), key=lambda p: p.stat().st_mtime)
-    if not files:
-        raise SystemExit("no nic0 calibration record: run `colony bench query` first")
-    record = files[-1]
+    record = newest("nic0")
+    if record is None:
+        raise SystemExit(f"no nic0 calibration record under {calibration_dir()}: run `colony bench query` first")
     model = DeviceModels.from_json(json.loads(record.read_text())["query"])
     rng = np.random.default_rng(0)
     out = []

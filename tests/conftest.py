@@ -50,9 +50,16 @@ def ray_colony(tmp_path_factory):
 
 
 def pytest_collection_modifyitems(config, items):
+    """Tests on the session's Ray colony run last, in their order: once started it stays up
+    for the rest of the session, and idle it keeps ~6 % of two cores busy (raylets, GCS, the
+    devices' load samplers), which every later test paid."""
+    on_ray = []
     for item in items:
         if "ray_colony" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.ray)
+            on_ray.append(item)
+    ray_ids = {id(i) for i in on_ray}
+    items[:] = [i for i in items if id(i) not in ray_ids] + on_ray
 
 
 class FakeClock:

@@ -38,6 +38,19 @@ def test_colonies_sharing_device_names_keep_their_own_records(tmp_path):
     assert suite.record("nic0", f"g{suite.KEEP + 2}", tmp_path)["threads"] == suite.KEEP + 2
 
 
+def test_the_newest_record_of_a_device_is_the_last_written_whatever_its_fingerprint(tmp_path):
+    import os
+    assert suite.newest("nic0", tmp_path) is None
+    for i, fp in enumerate(("a", "b", "c")):
+        p = suite.save("nic0", fp, {"n": i}, tmp_path)
+        os.utime(p, (1000 + i, 1000 + i))
+    suite.save("nic01", "z", {}, tmp_path)            # another device whose name begins the same
+    os.utime(suite.path_for("nic01", "z", tmp_path), (5000, 5000))
+    assert suite.newest("nic0", tmp_path) == suite.path_for("nic0", "c", tmp_path)
+    os.utime(suite.path_for("nic0", "a", tmp_path), (3000, 3000))
+    assert suite.newest("nic0", tmp_path) == suite.path_for("nic0", "a", tmp_path)
+
+
 def test_query_models_go_into_the_record_beside_the_suite(tmp_path):
     suite.update("nic0", "fp", {"memcpy": [{"bytes": 1}], "threads": 1}, tmp_path)
     ctx = DeviceContext(name="nic0", store=ObjectStore("nic0"), fingerprint="fp",

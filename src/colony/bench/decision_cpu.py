@@ -48,15 +48,16 @@ def _tables(dataset: str, rows: int, data: str | None) -> dict:
 
 def _records(directory: Path) -> dict:
     """The newest calibration record of ``host0`` and ``nic0`` in ``directory``."""
+    from colony.cost.suite import newest
     out = {}
     for dev in ("host0", "nic0"):
-        files = sorted(directory.glob(f"{dev}@*.json"), key=lambda p: p.stat().st_mtime)
-        if not files:
+        path = newest(dev, directory)
+        if path is None:
             raise SystemExit(f"no calibration record of {dev} under {directory}: run `colony bench query` "
                              "on the Ray colony first (it writes them)")
-        rec = json.loads(files[-1].read_text())
+        rec = json.loads(path.read_text())
         if not rec.get("query"):
-            raise SystemExit(f"{files[-1]} holds no query models: recalibrate")
+            raise SystemExit(f"{path} holds no query models: recalibrate")
         out[dev] = rec["query"]
     return out
 

@@ -48,12 +48,25 @@ def path_for(device: str, fingerprint: str, directory=None) -> Path:
     return (Path(directory) if directory else calibration_dir()) / f"{device}@{fingerprint}.json"
 
 
+def _all(device: str, directory=None) -> list[Path]:
+    """The device's records, whatever their fingerprint, newest first."""
+    d = Path(directory) if directory else calibration_dir()
+    found = [p for p in d.glob(f"{glob.escape(device)}@*.json") if p.stem.rpartition("@")[0] == device]
+    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+
+
 def _others(device: str, fingerprint: str, directory=None) -> list[Path]:
     """The device's records made for other fingerprints, newest first."""
-    d = Path(directory) if directory else calibration_dir()
     mine = path_for(device, fingerprint, directory)
-    found = [p for p in d.glob(f"{glob.escape(device)}@*.json") if p != mine and p.stem.rpartition("@")[0] == device]
-    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+    return [p for p in _all(device, directory) if p != mine]
+
+
+def newest(device: str, directory=None) -> Path | None:
+    """The device's most recently written record of any fingerprint (None: none): what an
+    offline tool (``colony.bench.decision_cpu``, ``bench/nested_loop_join_cost.py``) prices
+    with, the models the last benchmark on this machine calibrated or used."""
+    found = _all(device, directory)
+    return found[0] if found else None
 
 
 def save(device: str, fingerprint: str, result: dict, directory=None) -> Path:
