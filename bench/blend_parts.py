@@ -7,8 +7,9 @@ blend, its linear part and its forest, at the device's thread budget and without
 correction, and reports each one's error (median / p90 %, per file, all records and the
 held-out families). It also tries a guard: the linear part alone where the two parts
 disagree by more than the calibration's cross-validation ever saw them disagree (held-out
-predictions of the record's stored runs, refitted as ``fit_exec`` does). Offline: it times nothing. It reads a benchmark's test set, so it says how
-a rule did there, never which rule to keep (the calibration's CV chooses).
+predictions of the record's stored runs, the folds and fits of ``fit_exec``). Offline: it times
+nothing. It reads a benchmark's test set, so it says how a rule did there, never which rule
+to keep (the calibration's CV chooses).
 
     .venv/bin/python bench/blend_parts.py --run run144 --record ~/.cache/colony/calibration/nic0@....json
 """
@@ -21,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from colony.cost.calibrate import runs_from_record
-from colony.cost.models import CV_REPEATS, BlendExec, DeviceModels, ForestExec, OpsExec, _folds, _x, log_err
+from colony.cost.models import BlendExec, DeviceModels, _x, cross_validated, log_err
 
 
 def _summary(errs: list[float]) -> dict:
@@ -29,22 +30,10 @@ def _summary(errs: list[float]) -> dict:
 
 
 def cv_gaps(rec: dict, seed: int = 0) -> np.ndarray:
-    """|log(forest / linear)| of every held-out prediction in the record's template-held-out CV."""
-    runs = runs_from_record(rec["query_runs"])
-    X = np.stack([_x(r["ops"]) for r in runs])
-    T = np.array([r["threads"] for r in runs], float)
-    y = np.array([r["exec_s"] for r in runs], float)
-    rng = np.random.Generator(np.random.SFC64(seed))
-    gaps = []
-    for _ in range(CV_REPEATS):
-        fold, _how = _folds(runs, 5, rng)
-        lin, forest = np.empty(len(y)), np.empty(len(y))
-        for k in range(int(fold.max()) + 1):
-            te, tr = fold == k, fold != k
-            lin[te] = OpsExec.fit(X[tr], T[tr], y[tr]).predict(X[te], T[te])
-            forest[te] = ForestExec.fit(X[tr], T[tr], y[tr], seed).predict(X[te], T[te])
-        gaps.append(log_err(forest, lin))
-    return np.concatenate(gaps)
+    """|log(forest / linear)| of every held-out prediction in the record's template-held-out CV
+    (the same folds and fits as the calibration's own learner choice, :func:`cross_validated`)."""
+    reps, _how = cross_validated(runs_from_record(rec["query_runs"]), seed=seed)
+    return np.concatenate([log_err(p["forest"], p["ops"]) for p in reps])
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ import pytest
 from sklearn.ensemble import RandomForestRegressor
 
 from colony.cost.models import (BlendExec, DeviceModels, ForestExec, LinearModel, NNLSExec, OpsExec, _folds, ape,
-                                exec_from_json, fit_exec)
+                                cross_validated, exec_from_json, fit_exec)
 from colony.errors import InvalidArgument
 from colony.query.estimate import OPS
 
@@ -180,6 +180,9 @@ def test_the_choice_averages_each_runs_error_over_several_template_groupings():
         errs.append(ape(pred, y))
     assert report["ops"]["ape_median"] == pytest.approx(float(np.median(np.mean(errs, axis=0))), rel=1e-9)
     assert "repeated 3x" in report["selection"]
+    reps, how = cross_validated(runs, seed=0, repeats=3)      # what fit_exec scored, for offline studies
+    assert len(reps) == 3 and set(reps[0]) == {"ops", "nnls", "forest", "blend"} and "by query template" in how
+    assert np.allclose([ape(p["ops"], y) for p in reps], errs, rtol=1e-12)
 
 
 def test_a_kept_blend_prices_each_vector_as_its_batch_prediction_and_extrapolates_linearly():

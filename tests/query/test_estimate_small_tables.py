@@ -50,6 +50,8 @@ def test_a_small_object_keeps_its_number_columns_row_aligned_with_nulls_as_nan()
     assert np.array_equal(back.columns["a"].values, st.columns["a"].values, equal_nan=True)
     big = ColumnStats.build(pa.array(np.arange(SMALL_ROWS + 1)))
     assert big.values is None
+    big_with_nulls = ColumnStats.build(pa.array([None] + list(range(SMALL_ROWS)), pa.int64()))
+    assert big_with_nulls.values is None and big_with_nulls.nulls == 1
 
 
 def test_a_merge_keeps_values_only_while_every_object_has_them_aligned():

@@ -804,6 +804,32 @@ def _one_se(errs: dict, rng, boot: int = 200) -> tuple[str, dict]:
     return best, se
 
 
+def cross_validated(runs: list[dict], folds: int = 5, seed: int = 0, repeats: int = CV_REPEATS,
+                    rng=None) -> tuple[list[dict], str]:
+    """Every learner's held-out prediction of every run, once per repeat (a dict of arrays per
+    repeat, folds from :func:`_folds`), and how the folds were made: what :func:`fit_exec` scores,
+    and what an offline study of a record's learners reads (bench/blend_parts.py)."""
+    rng = np.random.Generator(np.random.SFC64(seed)) if rng is None else rng
+    X = np.stack([_x(r["ops"]) for r in runs])
+    T = np.array([r["threads"] for r in runs], float)
+    y = np.array([r["exec_s"] for r in runs], float)
+    out, how = [], ""
+    for _ in range(max(1, repeats)):
+        fold, how = _folds(runs, folds, rng)
+        preds: dict = {}
+        for name, fit in LEARNERS.items():
+            pred = np.empty(len(y))
+            if name == "blend":       # its parts' held-out predictions, combined: the same fits again
+                pred = BlendExec.combine(preds["ops"], preds["forest"])
+            else:
+                for k in range(int(fold.max()) + 1):
+                    te, tr = fold == k, fold != k
+                    pred[te] = fit(X[tr], T[tr], y[tr], seed).predict(X[te], T[te])
+            preds[name] = pred
+        out.append(preds)
+    return out, how
+
+
 def fit_exec(runs: list[dict], folds: int = 5, seed: int = 0, repeats: int = CV_REPEATS) -> tuple[object, dict]:
     """Score every learner by cross-validation on the calibration runs, folds holding out whole
     query templates (the benchmark's held-out families are shapes calibration never ran); keep
@@ -821,22 +847,9 @@ def fit_exec(runs: list[dict], folds: int = 5, seed: int = 0, repeats: int = CV_
     X = np.stack([_x(r["ops"]) for r in runs])
     T = np.array([r["threads"] for r in runs], float)
     y = np.array([r["exec_s"] for r in runs], float)
-    errs_rep: dict = {name: [] for name in LEARNERS}
-    logs_rep: dict = {name: [] for name in LEARNERS}
-    for _ in range(max(1, repeats)):
-        fold, how = _folds(runs, folds, rng)
-        preds: dict = {}
-        for name, fit in LEARNERS.items():
-            pred = np.empty(len(y))
-            if name == "blend":       # its parts' held-out predictions, combined: the same fits again
-                pred = BlendExec.combine(preds["ops"], preds["forest"])
-            else:
-                for k in range(int(fold.max()) + 1):
-                    te, tr = fold == k, fold != k
-                    pred[te] = fit(X[tr], T[tr], y[tr], seed).predict(X[te], T[te])
-            preds[name] = pred
-            errs_rep[name].append(ape(pred, y))
-            logs_rep[name].append(log_err(pred, y))
+    reps, how = cross_validated(runs, folds, seed, repeats, rng)
+    errs_rep = {name: [ape(p[name], y) for p in reps] for name in LEARNERS}
+    logs_rep = {name: [log_err(p[name], y) for p in reps] for name in LEARNERS}
     report: dict = {"selection": f"{how}, repeated {max(1, repeats)}x with other groupings (each run's error "
                                  f"the mean over them); the most structured learner ({' > '.join(PREFERENCE)}) "
                                  "within one standard error of the lowest median APE kept", "runs": int(len(y))}

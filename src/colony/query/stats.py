@@ -233,11 +233,12 @@ class ColumnStats:
         kll = items = freq = order = low = high = values = None
         if _numeric(arr.type):
             vals = as_numbers(arr)
-            if len(arr) <= SMALL_ROWS and nulls:
-                values = np.full(len(arr), np.nan)
-                values[arr.is_valid().to_numpy(zero_copy_only=False)] = vals
-            elif len(arr) <= SMALL_ROWS:
-                values = vals.copy()
+            if len(arr) <= SMALL_ROWS:             # every value in row order, NaN for null
+                if nulls:
+                    values = np.full(len(arr), np.nan)
+                    values[arr.is_valid().to_numpy(zero_copy_only=False)] = vals
+                else:
+                    values = vals.copy()
             kll = ds.kll_doubles_sketch(KLL_K)
             if len(vals):
                 kll.update(np.array(vals, dtype=np.float64, copy=True))
