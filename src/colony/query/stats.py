@@ -59,6 +59,35 @@ _draws_lock = threading.Lock()
 STATS_POOL = "__stats__"
 
 
+class Utf8SerDe(ds.PyObjectSerDe):
+    """Strings of a KLL items sketch as UTF-8 with their byte length. datasketches' own
+    ``PyStringsSerDe`` writes a character count and one byte a character: a string with a
+    character past U+00FF could not be persisted (a put of TPC-DS-like data with a CJK name
+    failed) and one with an accented letter was not read back (TPC-DS ``customer``'s
+    "CÔTE D'IVOIRE"). ASCII is written the same way by both; a string one of those older
+    statistics stored in Latin-1 is read as Latin-1."""
+
+    def get_size(self, item: str) -> int:
+        return 4 + len(item.encode())
+
+    def to_bytes(self, item: str) -> bytes:
+        b = item.encode()
+        return len(b).to_bytes(4, "little") + b
+
+    def from_bytes(self, data: bytes, offset: int) -> tuple[str, int]:
+        n = int.from_bytes(data[offset:offset + 4], "little")
+        raw = bytes(data[offset + 4:offset + 4 + n])
+        if len(raw) != n:
+            raise StatsError("a string sketch's item runs past its buffer")
+        try:
+            return raw.decode(), 4 + n
+        except UnicodeDecodeError:
+            return raw.decode("latin-1"), 4 + n
+
+
+UTF8 = Utf8SerDe()
+
+
 def _numeric(t: pa.DataType) -> bool:
     """Types whose values map onto a number line (KLL doubles sketch)."""
     return (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
@@ -587,7 +616,7 @@ class ColumnStats:
     def to_row(self) -> dict:
         return {"kll": self.kll.serialize() if self.kll is not None else None,
                 "theta": self.theta.serialize(), "rows": self.rows, "nulls": self.nulls,
-                "items": self.items.serialize(ds.PyStringsSerDe()) if self.items is not None else None,
+                "items": self.items.serialize(UTF8) if self.items is not None else None,
                 "freq": self.freq.serialize() if self.freq is not None else None,
                 "order": list(self.order) if self.order is not None else None,
                 "low": self.low.tobytes() if self.low is not None else None,
@@ -598,7 +627,7 @@ class ColumnStats:
     def from_row(cls, row: dict) -> "ColumnStats":
         kll = ds.kll_doubles_sketch.deserialize(row["kll"]) if row["kll"] is not None else None
         items = row.get("items")
-        items = ds.kll_items_sketch.deserialize(items, ds.PyStringsSerDe()) if items is not None else None
+        items = ds.kll_items_sketch.deserialize(items, UTF8) if items is not None else None
         freq = row.get("freq")
         freq = ds.frequent_strings_sketch.deserialize(freq) if freq is not None else None
         order = row.get("order")
