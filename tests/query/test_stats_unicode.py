@@ -5,7 +5,7 @@ import datasketches as ds
 import pyarrow as pa
 import pytest
 
-from colony.query.stats import UTF8, ColumnStats, TableStats
+from colony.query.stats import ColumnStats, TableStats, Utf8SerDe
 
 
 @pytest.mark.parametrize("vals", [["CÔTE D'IVOIRE", "RÉUNION", "PERU"], ["日本", "Zürich", "😀", ""]])
@@ -25,7 +25,7 @@ def test_a_string_sketch_written_by_the_library_serde_is_still_read():
     old = ds.kll_items_sketch(200)
     for v in ["RÉUNION", "abc", "zeta"]:
         old.update(v)
-    got = ds.kll_items_sketch.deserialize(old.serialize(ds.PyStringsSerDe()), UTF8)
+    got = ds.kll_items_sketch.deserialize(old.serialize(ds.PyStringsSerDe()), Utf8SerDe())
     assert got.get_min_value() == "RÉUNION" and got.get_max_value() == "zeta"
     row = ColumnStats.build(pa.array(["x", "y"])).to_row()
     row["items"] = old.serialize(ds.PyStringsSerDe())

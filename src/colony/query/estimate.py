@@ -114,7 +114,10 @@ TRUNC = {"date_trunc", "datetrunc", "date_bin"}
 # comparisons) went to 1.4-1.9x (runs 76-77)
 CMP_STR = {"lt", "lte", "gt", "gte", "equal", "not_equal", "is_distinct_from", "is_not_distinct_from", "in"}
 # bump when an operator's count changes: calibrations fitted on the old counts are stale
-OPS_REVISION = 19   # 19: a nested-loop join's candidate pairs (join_nl); 18: extremes counted exactly
+# 20: a filtered dimension's kept keys read off its row sample (join rows), mark joins, no hash
+# probe terms for a nested-loop join; 19: a nested-loop join's candidate pairs (join_nl); 18:
+# extremes counted exactly
+OPS_REVISION = 20
 # A hash table's probes cost little while the table sits in a core's cache and several times
 # more once it does not. DataFusion, one thread, ns a probe row beyond reading the input (an
 # integer key; 600k probe rows): a join building 16 / 1k / 10k / 50k / 200k / 600k rows 3.4 /
@@ -662,6 +665,10 @@ def _numpy_eval(e, cols: dict, consts: Callable | None = None, coded: bool | Non
             parts = [_strings(a) if np.ndim(a) else pa.array([str(a)] * n, pa.string())
                      for a in args if a is not None]
             return _objects(pc.binary_join_element_wise(*parts, "")) if parts else np.full(n, "", dtype=object)
+        if name == "in" and isinstance(args[1], str) and np.ndim(args[0]):
+            # hashed: numpy's isin on object arrays compares every pair (TPC-DS q8's 400 zip
+            # codes against 20k draws took 13 ms a call, most of its 107-ms estimate)
+            return _bools(pc.fill_null(pc.is_in(_strings(args[0]), value_set=pa.array(args[1:], pa.string())), False))
         if name == "in":
             return np.isin(np.asarray(args[0]), np.asarray(args[1:], dtype=object if isinstance(args[1], str)
                                                           else np.float64))
@@ -1959,18 +1966,21 @@ class Estimator:
         resid = [c for c, kp in pairs if kp is None]
         self._add("join_build", right.rows)
         self._add("join_probe", left.rows)
-        self._add("join_lg", left.rows * math.log2(2.0 + right.rows))
         if not keys:
             # no equality to hash on: DataFusion's NestedLoopJoinExec evaluates the condition
             # on every pair of rows (one thread, 100k-400k x 4-64 rows: 3.2-6.9 ns a pair, the
             # fixed part falling as the pairs grow; counted as two comparisons a pair, a range
-            # join over 30 windows was priced at 13 ms for 40)
+            # join over 30 windows was priced at 13 ms for 40). No hash table: none of its
+            # probe terms (counted beside the pairs, they took part of the pairs' cost in the
+            # fit: join_nl 4.7-8.1 ns a pair on nic0's records against 2.3-3.4 measured)
             self._add("join_nl", left.rows * right.rows)
-        # the engine builds its table on the smaller side (DataFusion's join selection swaps the
-        # inputs by their statistics) and probes it with the other's rows: see TABLE_MID
-        small, large = sorted((left.rows, right.rows))
-        self._add("join_mid", large * _hinge(small, TABLE_MID))
-        self._add("join_big", large * _hinge(small, TABLE_BIG))
+        else:
+            self._add("join_lg", left.rows * math.log2(2.0 + right.rows))
+            # the engine builds its table on the smaller side (DataFusion's join selection swaps
+            # the inputs by their statistics) and probes it with the other's rows: see TABLE_MID
+            small, large = sorted((left.rows, right.rows))
+            self._add("join_mid", large * _hinge(small, TABLE_MID))
+            self._add("join_big", large * _hinge(small, TABLE_BIG))
         for c, kp in pairs:
             if kp is None:
                 continue
@@ -2116,14 +2126,17 @@ class Estimator:
         one year of 200 (`d_year = 2000`) and the fact tables' dates all fall in 5 of them,
         so 1/200 of the keys matched 1/5 of the sales (q42's join: 117 rows estimated, 9,058).
         None where this does not apply (no predicate, no sample, no kept row passes)."""
-        if len(pk) < 4 or len(fk) < 4 or set(pk_node.frac) != {pk[3]}:
+        if len(pk) < 4 or len(fk) < 4 or len(pk_node.frac) != 1 or pk[3] not in pk_node.frac:
             return None
         preds = pk_node.ipreds.get(pk[3])
-        ts = self.stats.get(pk[1])
-        smp = ts.sample if ts is not None and preds else None
-        cf = self._colstats(fk[1:])
-        if not smp or pk[2] not in smp or cf is None or cf.kll is None or not self._unique(pk):
+        ts = self.stats.get(pk[1]) if preds else None
+        every = ts.sample_sorted(pk[2]) if ts is not None else None
+        if every is None or len(every) < 2:
             return None
+        cf = self._colstats(fk[1:])
+        if cf is None or cf.kll is None or not self._unique(pk):
+            return None
+        smp = ts.sample
         cols = set().union(*[_columns(p) for p in preds])
         if any(len(c) < 3 or c[0] != pk[1] or c[2] != pk[3] or c[1] not in smp for c in cols):
             return None
@@ -2135,9 +2148,8 @@ class Estimator:
                 ok &= np.broadcast_to(np.asarray(_numpy_eval(p, data, self._agg_value), dtype=bool), ok.shape)
         except (Unsupported, TypeError, ValueError, KeyError, pa.ArrowException):
             return None
-        every = np.sort(keys[~np.isnan(keys)])
         kept = keys[ok]
-        if not len(kept) or len(every) < 2:
+        if not len(kept):
             return None
         mids = (every[1:] + every[:-1]) / 2.0
         at = np.searchsorted(every, kept)                  # each kept key's place among the sampled

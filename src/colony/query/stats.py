@@ -85,8 +85,6 @@ class Utf8SerDe(ds.PyObjectSerDe):
             return raw.decode("latin-1"), 4 + n
 
 
-UTF8 = Utf8SerDe()
-
 
 def _numeric(t: pa.DataType) -> bool:
     """Types whose values map onto a number line (KLL doubles sketch)."""
@@ -616,7 +614,7 @@ class ColumnStats:
     def to_row(self) -> dict:
         return {"kll": self.kll.serialize() if self.kll is not None else None,
                 "theta": self.theta.serialize(), "rows": self.rows, "nulls": self.nulls,
-                "items": self.items.serialize(UTF8) if self.items is not None else None,
+                "items": self.items.serialize(Utf8SerDe()) if self.items is not None else None,
                 "freq": self.freq.serialize() if self.freq is not None else None,
                 "order": list(self.order) if self.order is not None else None,
                 "low": self.low.tobytes() if self.low is not None else None,
@@ -627,7 +625,7 @@ class ColumnStats:
     def from_row(cls, row: dict) -> "ColumnStats":
         kll = ds.kll_doubles_sketch.deserialize(row["kll"]) if row["kll"] is not None else None
         items = row.get("items")
-        items = ds.kll_items_sketch.deserialize(items, UTF8) if items is not None else None
+        items = ds.kll_items_sketch.deserialize(items, Utf8SerDe()) if items is not None else None
         freq = row.get("freq")
         freq = ds.frequent_strings_sketch.deserialize(freq) if freq is not None else None
         order = row.get("order")
@@ -741,11 +739,24 @@ class TableStats:
     sample_rows: dict | None = field(default=None, repr=False)
     _parts: list | None = field(default=None, repr=False)
 
+    _sorted: dict = field(default_factory=dict, repr=False)
+
     @property
     def sample(self) -> dict[str, np.ndarray] | None:
         if self.sample_rows is None and self._parts:
             self.sample_rows, self._parts = merge_samples(self._parts), None
         return self.sample_rows
+
+    def sample_sorted(self, name: str) -> np.ndarray | None:
+        """Column ``name``'s non-null sampled values, sorted (once per column)."""
+        got = self._sorted.get(name)
+        if got is None:
+            smp = self.sample
+            if not smp or name not in smp or smp[name].dtype == object:
+                return None
+            v = smp[name]
+            got = self._sorted[name] = np.sort(v[~np.isnan(v)])
+        return got
 
     @classmethod
     def build(cls, tables: list[pa.Table], nbytes: int = 0) -> "TableStats":
