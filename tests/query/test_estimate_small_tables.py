@@ -76,6 +76,8 @@ def test_a_range_join_on_a_windows_table_is_estimated_from_its_windows(schema):
     assert e.ops["join_out"] == pytest.approx(actual, rel=0.1)
     # no equality to hash on: a nested-loop join over every pair (its cost, calibration's T33)
     assert e.ops["join_nl"] == N * 30
+    # no hash table either: none of a hash join's probe terms beside the pairs
+    assert e.ops["join_lg"] == e.ops["join_mid"] == e.ops["join_big"] == 0
 
 
 def test_a_band_join_keeps_each_sensors_lo_and_hi_together(schema):
@@ -85,6 +87,7 @@ def test_a_band_join_keeps_each_sensors_lo_and_hi_together(schema):
     e, actual = _rows(sql, tables, stats)
     assert e.ops["join_out"] == pytest.approx(actual, rel=0.15)
     assert e.ops["join_nl"] == 0                 # hashed on the sensor key
+    assert e.ops["join_lg"] > 0
 
 
 def test_predicates_sharing_a_column_are_drawn_together():
