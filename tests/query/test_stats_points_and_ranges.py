@@ -34,6 +34,19 @@ def test_a_heavy_value_of_a_many_valued_column_gets_its_own_share():
     assert cs["s"].point("hot") == pytest.approx(hot, rel=0.02)
 
 
+def test_a_value_missing_from_exactly_counted_values_has_no_rows_and_any_other_keeps_1_over_ndv():
+    """TPC-DS at sf 0.1 asks for `r_reason_desc = 'reason 28'` of 3 reasons: 1/NDV made it a
+    third of the table. Where every value went into the frequent-items sketch with its count
+    (few values an object, nothing dropped, merges of such), a value it lacks has none."""
+    few = TableStats.build([pa.table({"c": ["PERU", "CÔTE D'IVOIRE", None, "PERU"] * 50})]).columns["c"]
+    assert few.point("NOWHERE") == 0.0 and few.point("PERU") == pytest.approx(2 / 3)
+    merged = TableStats.merge([TableStats.build([pa.table({"c": ["a", "b"] * 10})]),
+                               TableStats.build([pa.table({"c": ["c"] * 5})])]).columns["c"]
+    assert merged.point("d") == 0.0 and merged.point("c") == pytest.approx(0.2)
+    many = TableStats.build([_skewed(np.random.default_rng(3))]).columns["s"]   # only heavy keys counted
+    assert many.point("k-absent") == pytest.approx(1 / many.ndv)
+
+
 def test_a_rare_string_is_never_read_as_a_heavy_one():
     """The old rule read a key the string sample kept twice as a heavy hitter (about 1 build in
     80 estimated 32 rows for a key seen 3 times). Over 40 builds every rare key stays near 1/NDV."""
