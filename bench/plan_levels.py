@@ -8,17 +8,15 @@ check ``tests/query/test_estimate_any_schema.py`` makes on TPC-H, for any schema
 """
 
 import argparse
-import glob
 import json
-import os
 import subprocess
 import time
 from collections import defaultdict
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from colony.bench.query_families import read_families
+from colony.data.tables import read_dir
 from colony.machine import describe
 from colony.query import plan as qplan
 from colony.query import to_substrait
@@ -33,11 +31,11 @@ def _dist(v: list) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--queries", required=True)
-    ap.add_argument("--data", required=True, help="one Parquet file per table, table name = file name")
+    ap.add_argument("--data", required=True, help="one Parquet file or folder per table, table name = file name")
     ap.add_argument("--label", help="which code this is (e.g. a commit checked out over src/)")
     ap.add_argument("--json", required=True)
     a = ap.parse_args()
-    tables = {os.path.basename(f)[:-8]: pq.read_table(f) for f in sorted(glob.glob(os.path.join(a.data, "*.parquet")))}
+    tables = read_dir(a.data)
     stats = {k: TableStats.build([v]) for k, v in tables.items()}
     schemas = {k: v.schema for k, v in tables.items()}
     ctx = qplan.execution_context(2)

@@ -85,7 +85,6 @@ class Utf8SerDe(ds.PyObjectSerDe):
             return raw.decode("latin-1"), 4 + n
 
 
-
 def _numeric(t: pa.DataType) -> bool:
     """Types whose values map onto a number line (KLL doubles sketch)."""
     return (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
@@ -103,6 +102,15 @@ def sketchable(t: pa.DataType) -> bool:
     if pa.types.is_dictionary(t):
         t = t.value_type
     return not pa.types.is_nested(t)
+
+
+def _in_row_order(arr: pa.Array, vals: np.ndarray) -> np.ndarray:
+    """``vals`` (:func:`as_numbers` of ``arr``: its non-null values) back in row order, NaN for null."""
+    if not arr.null_count:
+        return vals.copy()
+    out = np.full(len(arr), np.nan)
+    out[arr.is_valid().to_numpy(zero_copy_only=False)] = vals
+    return out
 
 
 def _micros(arr: pa.Array, us_type: pa.DataType) -> np.ndarray:
@@ -265,11 +273,7 @@ class ColumnStats:
         if _numeric(arr.type):
             vals = as_numbers(arr)
             if len(arr) <= SMALL_ROWS:             # every value in row order, NaN for null
-                if nulls:
-                    values = np.full(len(arr), np.nan)
-                    values[arr.is_valid().to_numpy(zero_copy_only=False)] = vals
-                else:
-                    values = vals.copy()
+                values = _in_row_order(arr, vals)
             kll = ds.kll_doubles_sketch(KLL_K)
             if len(vals):
                 kll.update(np.array(vals, dtype=np.float64, copy=True))
@@ -489,9 +493,10 @@ class ColumnStats:
                 return min(1.0, max(lb, min(self.freq.get_upper_bound(key), uniform)) / nonnull)
             if self.freq.get_upper_bound(key) == 0 and self.freq.total_weight >= nonnull:
                 # every value went in with its count (at most FREQ_ALL of them an object) and
-                # none was dropped: a value the sketch does not hold is not in the column (TPC-DS at sf 0.1 asks for `r_reason_desc = 'reason 28'`
-                # of 3 reasons and `c_birth_country` values no customer has: 1/NDV made q93's
-                # join 38k rows where there are none)
+                # none was dropped: a value the sketch does not hold is not in the column (TPC-DS
+                # at sf 0.1 asks for `r_reason_desc = 'reason 28'` of 3 reasons and
+                # `c_birth_country` values no customer has: 1/NDV made q93's join 38k rows where
+                # there are none)
                 return 0.0
         return 1.0 / self.ndv
 
@@ -694,9 +699,7 @@ def _sample_column(arr: pa.Array) -> np.ndarray | None:
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
     if _numeric(arr.type):
-        out = np.full(len(arr), np.nan)
-        out[arr.is_valid().to_numpy(zero_copy_only=False)] = as_numbers(arr)
-        return out
+        return _in_row_order(arr, as_numbers(arr))
     if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) or pa.types.is_string_view(arr.type):
         return np.array(arr.to_pylist(), dtype=object)
     return None
@@ -723,12 +726,12 @@ def merge_samples(parts: list["TableStats"]) -> dict[str, np.ndarray] | None:
     """The sample of several objects' merge: from each object's sample a prefix in proportion
     to its rows (up to :data:`SAMPLE_ROWS` in all); the columns every one of them keeps. None
     when an object has no sample (statistics persisted before samples)."""
-    samples = [p.sample for p in parts if p.rows]
+    parts = [p for p in parts if p.rows]
+    samples = [p.sample for p in parts]
     if not samples or any(s is None for s in samples):
         return None
-    total = sum(p.rows for p in parts if p.rows)
-    take = [min(len(next(iter(s.values()), ())), int(round(SAMPLE_ROWS * p.rows / total)))
-            for s, p in zip(samples, [p for p in parts if p.rows])]
+    total = sum(p.rows for p in parts)
+    take = [int(round(SAMPLE_ROWS * p.rows / total)) for p in parts]     # a prefix past the end is the whole
     names = [n for n in samples[0] if all(n in s for s in samples)]
     return {n: np.concatenate([s[n][:k] for s, k in zip(samples, take)]) for n in names}
 
@@ -745,8 +748,7 @@ class TableStats:
     # parts' on first use. None for statistics persisted before samples
     sample_rows: dict | None = field(default=None, repr=False)
     _parts: list | None = field(default=None, repr=False)
-
-    _sorted: dict = field(default_factory=dict, repr=False)
+    _sorted: dict = field(default_factory=dict, repr=False)    # column -> its sampled values, sorted
 
     @property
     def sample(self) -> dict[str, np.ndarray] | None:
