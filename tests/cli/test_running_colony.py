@@ -1,12 +1,13 @@
 """Commands on a running colony, through the real entry point, on one colony that `colony up`
-starts for this module and `colony down` stops after it (starting one took ~21 s and
-stopping it ~5 s on 2 cores; kept for the whole session it slowed every later test):
+starts for this module and `colony down` stops in its last test (starting one took ~21 s and
+stopping it ~5 s on 2 cores; kept for the whole session it slowed every later test; a second
+one for `up`/`down` alone cost the suite ~40 s):
 
+- `colony up` (and a second `up` refused), `colony status`, `colony codec advise`;
 - your data: `colony load` (Parquet on one SmartNIC, CSV spread), `colony tables`,
   `colony query --up`, `colony serve --flight-sql` answering an ADBC client;
-- `colony jobstore up / put / ls / get / status / down`.
-
-`up`, `status` and `down` themselves: tests/cli/test_runtime.py."""
+- `colony jobstore up / put / ls / get / status / down`;
+- `colony down`, after which `status` says to run `colony up`."""
 
 import json
 import os
@@ -29,7 +30,8 @@ class CliColony:
         self.tmp = tmp
         self.env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), COLONY_STATE_DIR=str(tmp / "state"),
                         COLONY_SPILL_DIR=str(tmp / "spill"), COLONY_MODELS_DIR=str(tmp / "models"),
-                        RAY_AUTH_TOKEN_PATH=str(tmp / "token"))
+                        COLONY_CALIBRATION_DIR=str(tmp / "calib"), RAY_AUTH_TOKEN_PATH=str(tmp / "token"))
+        self.up: subprocess.CompletedProcess | None = None
 
     def run(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "colony", *args], env=self.env, capture_output=True,
@@ -39,13 +41,46 @@ class CliColony:
 @pytest.fixture(scope="module")
 def cli_colony(tmp_path_factory):
     c = CliColony(tmp_path_factory.mktemp("cli-colony"))
-    up = c.run("up", "--temp-dir", f"/tmp/ray-{ROOT.name}-cli", "--object-store-memory", "256MiB")
-    assert up.returncode == 0, up.stdout + up.stderr
+    c.up = c.run("up", "--temp-dir", TEMP_DIR, "--object-store-memory", "256MiB")
+    assert c.up.returncode == 0, c.up.stdout + c.up.stderr
     try:
         yield c
     finally:
-        down = c.run("down")
-        assert down.returncode == 0, down.stdout + down.stderr
+        if (c.tmp / "state" / "default.json").exists():      # the last test (down) did not run
+            down = c.run("down")
+            assert down.returncode == 0, down.stdout + down.stderr
+
+
+TEMP_DIR = f"/tmp/ray-{ROOT.name}-cli"
+
+
+@pytest.mark.ray
+def test_up_status_and_codec_advice_on_a_running_colony(cli_colony, tmp_path):
+    colony, calib = cli_colony.run, cli_colony.tmp / "calib"
+    assert "emulated bluefield2" in cli_colony.up.stdout and "Ray auth: token" in cli_colony.up.stdout
+    again = colony("up", "--temp-dir", TEMP_DIR)
+    assert again.returncode == 2 and "already up" in again.stderr
+    st = colony("status", "--json", str(tmp_path / "st.json"))
+    assert st.returncode == 0, st.stdout + st.stderr
+    rows = json.loads((tmp_path / "st.json").read_text())["devices"]
+    assert [r["device"] for r in rows] == ["host0", "nic0", "nic1", "nic2", "nic3"]
+    assert all(r["emulated"] == (r["role"] == "smartnic") for r in rows)
+    assert all(not r["restarted"] and r["warm_up"] is None for r in rows)   # only a restarted device warms itself
+    assert "links (counted by the device" in st.stdout and all("links" in r and r["flight"] for r in rows)
+    # codec advice reads the device's one calibration record, calibrating it first when it has none
+    assert not list(calib.glob("nic1@*.json"))
+    adv = colony("codec", "advise", "--device", "nic1", "--quick", "--json", str(tmp_path / "adv.json"))
+    assert adv.returncode == 0, adv.stdout + adv.stderr
+    [rec] = calib.glob("nic1@*.json")
+    stored = json.loads(rec.read_text())
+    got = json.loads((tmp_path / "adv.json").read_text())
+    assert got["device"] == "nic1" and got["threads"] == stored["threads"] == 1
+    assert {p["codec"] for p in got["profiles"]} == {p["codec"] for p in stored["codecs"]} >= {"none", "outer-zstd"}
+    assert got["link_gbps"] > 0 and "advice:" in adv.stdout
+    before = rec.stat().st_mtime_ns
+    slow = colony("codec", "advise", "--device", "nic1", "--link-gbps", "0.01")
+    assert slow.returncode == 0 and rec.stat().st_mtime_ns == before      # read, not recalibrated
+    assert "advice: none" not in slow.stdout                           # a slow link: compression wins
 
 
 def _free_port() -> int:
@@ -148,3 +183,17 @@ def test_jobstore_commands_end_to_end(cli_colony, tmp_path):
     gone = colony("jobstore", "ls", "--job", "j1")
     assert gone.returncode == 2 and "jobstore up --job j1" in gone.stderr
     assert _default_pool_objects(colony, tmp_path / "c2.json") == before
+
+
+@pytest.mark.ray
+def test_down_stops_the_colony_and_status_then_says_to_start_one(cli_colony):
+    """Last in this module: the colony the others used goes down."""
+    colony = cli_colony.run
+    state = json.loads((cli_colony.tmp / "state" / "default.json").read_text())
+    down = colony("down")
+    assert down.returncode == 0 and "stopped" in down.stdout, down.stdout + down.stderr
+    assert not (cli_colony.tmp / "state" / "default.json").exists()
+    with pytest.raises(ProcessLookupError):
+        os.kill(state["pid"], 0)
+    gone = colony("status")
+    assert gone.returncode == 2 and "run `colony up`" in gone.stderr

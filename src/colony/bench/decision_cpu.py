@@ -28,7 +28,8 @@ from colony.errors import ColonyError
 QUERIES = Path(str(resources.files("colony.bench") / "queries"))
 DATASETS = {"particles": (None, QUERIES / "families.sql"),
             "tpch": ("/tmp/colony-tpch-sf005", QUERIES / "tpch" / "queries.sql"),
-            "flights": ("/tmp/colony-nycflights13", QUERIES / "flights" / "queries.sql")}
+            "flights": ("/tmp/colony-nycflights13", QUERIES / "flights" / "queries.sql"),
+            "tpcds": ("/tmp/colony-tpcds-sf01", QUERIES / "tpcds" / "queries.sql")}
 
 
 def _tables(dataset: str, rows: int, data: str | None) -> dict:
@@ -40,6 +41,9 @@ def _tables(dataset: str, rows: int, data: str | None) -> dict:
         if dataset == "tpch":
             from colony.data.tpch import write
             write(data, 0.05)
+        elif dataset == "tpcds":
+            from colony.data.tpcds import write
+            write(data, 0.1)
         else:
             from colony.data.nycflights import write
             write(data)
@@ -104,7 +108,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", choices=sorted(DATASETS), default="particles")
     ap.add_argument("--rows", type=int, default=1_000_000, help="particles (with --dataset particles)")
-    ap.add_argument("--data", help="the dataset's directory of Parquet tables (tpch, flights)")
+    ap.add_argument("--data", help="the dataset's directory of Parquet tables (tpch, flights, tpcds)")
     ap.add_argument("--records", help="calibration records (default: this machine's)")
     ap.add_argument("--queries", help="another query file (default: the dataset's benchmark queries)")
     ap.add_argument("--label", help="which code this is (e.g. a commit checked out over src/)")
