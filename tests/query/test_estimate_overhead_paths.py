@@ -313,3 +313,33 @@ def test_value_draws_equal_the_plain_interpolation(column):
         want = np.round(want) if cs.integral else want
         assert (got == want).all()
     assert cs.integral == (column == "particle_id")
+
+
+def test_drawn_selectivities_draw_the_rest_only_for_a_rare_outcome(monkeypatch):
+    """A drawn selectivity takes 4,096 draws when both outcomes are common, and the rest of the
+    20,000 (a stream of their own, pooled) when the rarer one got fewer than 200: a rare
+    predicate keeps the precision of all 20k, a common one costs a fifth."""
+    import importlib
+    E = importlib.import_module("colony.query.estimate")   # the package exports a function of that name
+    n = 200_000
+    t = uniform(n, seed=11)
+    st = {"particles": TableStats.build([t])}
+    calls = []
+    real = E.Estimator._sample_sel_n
+
+    def spy(self, e, node, draws_n, seed):
+        out = real(self, e, node, draws_n, seed)
+        calls.append((draws_n, out[1], out[2]))
+        return out
+    monkeypatch.setattr(E.Estimator, "_sample_sel_n", spy)
+    x = t.column("x").to_numpy()
+    for c, rare in ((1.8, False), (2.7, True)):
+        calls.clear()
+        sql = f"select count(*) from particles where exp(x) > {c}"
+        est = estimate(qplan.to_substrait(sql, {"particles": t.schema}), st)
+        truth = float(np.mean(np.exp(x) > c))
+        assert [d for d, _, _ in calls] == ([E.MC_FIRST, E.MC_SAMPLES - E.MC_FIRST] if rare else [E.MC_FIRST])
+        k, m = calls[0][1], calls[0][2]
+        assert (min(k, m - k) < E.MC_ENOUGH) == rare
+        got = sum(k for _, k, _ in calls) / sum(m for _, _, m in calls)
+        assert got == pytest.approx(truth, rel=0.25 if rare else 0.05), (c, got, truth)
