@@ -13,15 +13,25 @@ import psutil
 import pyarrow as pa
 
 
-def describe(**extra) -> dict:
-    model = platform.processor() or platform.machine()
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo's, else what the platform reports)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
+                return line.split(":", 1)[1].strip()
     except OSError:
         pass
+    return platform.processor() or platform.machine()
+
+
+def identity() -> dict:
+    """What of the machine shapes a device's timings: its CPU model and how many logical
+    cores it has. A calibration made on another VM type is stale (:mod:`colony.runtime.fingerprint`)."""
+    return {"cpu_model": cpu_model(), "cores_logical": psutil.cpu_count()}
+
+
+def describe(**extra) -> dict:
+    model = cpu_model()
     available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return {"cpu_model": model, "cores_logical": psutil.cpu_count(), "cores_physical": psutil.cpu_count(False),
             "cores_available": available, "ram_gib": round(psutil.virtual_memory().total / 2 ** 30, 1),

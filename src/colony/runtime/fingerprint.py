@@ -1,6 +1,7 @@
 """The fingerprint a device's calibrations are valid for.
 
-Computed by the runtime from what shapes a device's timings (role, profile, thread budget,
+Computed by the runtime from what shapes a device's timings (the machine's CPU model and
+core count, role, profile, thread budget,
 CPU pinning, link model, software versions, stored-object layout, the runtime itself:
 calibration times the call path, which differs between Ray actors and in-process devices, and
 a Ray device's process settings, :mod:`colony.runtime.process`) and handed to services as
@@ -28,8 +29,9 @@ def describe(spec, runtime: str = "ray") -> dict:
     from colony.codec.container import VERSION
     from colony.cost.calibrate import LTEMPLATES, MEASURE_REVISION, TEMPLATES
     from colony.query.estimate import OPS, OPS_REVISION
+    from colony.machine import identity
     from colony.runtime import process
-    return {"runtime": runtime, "process": process.settings() if runtime == "ray" else None, "role": spec.role, "profile": spec.profile, "emulated": spec.emulated, "threads": spec.threads,
+    return {"machine": identity(), "runtime": runtime, "process": process.settings() if runtime == "ray" else None, "role": spec.role, "profile": spec.profile, "emulated": spec.emulated, "threads": spec.threads,
             "pin": spec.pin, "cores": list(spec.cores) if spec.cores else None, "link_gbps": spec.link_gbps,
             "software": {"colony": __version__, "python": platform.python_version(),
                          **{p: _version(p) for p in ("datafusion", "pyarrow", "numpy", "scikit-learn",
