@@ -68,7 +68,8 @@ _COMPUTE = tuple(i for i, f in enumerate(FEATURES) if f not in _VOLUME)
 _COMPUTE_OF = operator.itemgetter(*_COMPUTE)
 # structural operators and function classes that make a query's shape (online correction key)
 _SHAPE = tuple((name, tuple(FEATURES.index(f) for f in fs)) for name, fs in (
-    ("agg", ("hash_agg", "groups", "agg_lg", "agg_mid", "agg_big", "scalar_agg")), ("distinct", ("distinct",)), ("sort", ("sort",)),
+    ("agg", ("hash_agg", "groups", "agg_lg", "agg_mid", "agg_big", "scalar_agg")), ("tdigest", ("tdigest",)),
+    ("distinct", ("distinct",)), ("sort", ("sort",)),
     ("topk", ("topk",)), ("topk_seq", ("topk_seq",)), ("limit", ("limit",)), ("union", ("union",)),
     ("join", ("join_build", "join_probe", "join_lg", "join_mid", "join_big", "join_out")), ("power", ("power",)), ("math", ("math",)),
     ("func", ("func",)), ("case", ("case",)), ("div", ("div",)), ("str", ("str", "str_fast", "cmp_str", "hash_str")), ("temporal", ("temporal", "temporal_tz", "trunc_tz"))))

@@ -120,12 +120,12 @@ TRUNC = {"date_trunc", "datetrunc", "date_bin"}
 # comparisons) went to 1.4-1.9x (runs 76-77)
 CMP_STR = {"lt", "lte", "gt", "gte", "equal", "not_equal", "is_distinct_from", "is_not_distinct_from", "in"}
 # bump when an operator's count changes: calibrations fitted on the old counts are stale
-# 21: a value missing from exactly counted values has no rows, outer joins keep their side's
+# 22: t-digest aggregates' rows and per-group calls (tdigest, tdigest_calls); 21: a value missing from exactly counted values has no rows, outer joins keep their side's
 # rows and null-extend the other's, matched fractions capped by the pairs; 20: a filtered
 # dimension's kept keys read off its row sample (join rows), mark joins, no hash probe terms for
 # a nested-loop join; 19: a nested-loop join's candidate pairs (join_nl); 18: extremes counted
 # exactly
-OPS_REVISION = 21
+OPS_REVISION = 22
 # A hash table's probes cost little while the table sits in a core's cache and several times
 # more once it does not. DataFusion, one thread, ns a probe row beyond reading the input (an
 # integer key; 600k probe rows): a join building 16 / 1k / 10k / 50k / 200k / 600k rows 3.4 /
@@ -139,6 +139,15 @@ OPS_REVISION = 21
 TABLE_MID, TABLE_BIG = 1 << 12, 1 << 16
 # DataFusion's batch size: a limit over a scan stops at a batch boundary
 BATCH_ROWS = 8192
+# t-digest aggregates: DataFusion keeps a digest per group and has no vectorized (groups)
+# accumulator for them, so each batch updates every group it touches in a call of its own
+# that sorts and merges that group's few values. One thread, 600k rows, ms beyond a sum(v):
+# approx_percentile_cont / approx_median ~20 ms over 1-16 groups (~35 ns a row), ~470 over
+# 4,096 and ~690 over 100k groups (1.2-1.7 us a call, a call per group and batch it appears
+# in), where median(v) took 17 and 70. Counted per row (`tdigest`) and per call
+# (`tdigest_calls`); priced as any aggregate, a per-node p90 over 4,096 nodes of an HPC job
+# table ran 12-23x its price (a schema no one tuned on, the forty-first stop)
+TDIGEST = {"approx_percentile_cont", "approx_percentile_cont_with_weight", "approx_median"}
 # DataFusion evaluates the right side of an AND on the rows its left side keeps when
 # that side keeps at most this fraction of a batch (BinaryExpr pre-selection)
 PRESELECT = 0.2
@@ -150,7 +159,7 @@ OPS = ("cmp", "logic", "arith", "power", "func", "str", "filter", "take", "scan"
        "distinct", "limit", "union", "out_bytes", "in_bytes", "div", "math", "topk", "take_runs", "arith_dec",
        "topk_in", "window", "window_parts", "scalar_agg", "temporal", "temporal_tz", "trunc_tz", "take_str",
        "cmp_str", "hash_str", "plan_rels", "case", "topk_keys", "topk_seq", "str_fast", "agg_mid", "agg_big",
-       "join_mid", "join_big", "join_nl")
+       "join_mid", "join_big", "join_nl", "tdigest", "tdigest_calls")
 
 
 def _hinge(n: float, knot: float) -> float:
@@ -1302,14 +1311,7 @@ class Estimator:
                 draws.update({c: self._draws(c, n, rng) for c in sorted(need - draws.keys(), key=str)})
                 pick = slice(0, draws_n)
                 if prior:
-                    mask = np.ones(n, dtype=bool)
-                    for p in prior:
-                        try:
-                            mask &= np.broadcast_to(np.asarray(_numpy_eval(p, draws, self._agg_value), dtype=bool),
-                                                    mask.shape)
-                        except (Unsupported, TypeError, ValueError, KeyError, pa.ArrowException):
-                            continue
-                    idx = np.flatnonzero(mask)
+                    idx = np.flatnonzero(self._holds(prior, draws, np.ones(n, dtype=bool), strict=False))
                     if len(idx) >= 50:
                         pick = rng.choice(idx, draws_n)
                     else:
@@ -1325,6 +1327,18 @@ class Estimator:
         v = np.asarray(v, dtype=bool)
         k = int(np.count_nonzero(v))
         return k / len(v), k, len(v)
+
+    def _holds(self, preds, data: dict, mask, strict: bool):
+        """``mask`` narrowed to the rows of ``data`` (draws, or a table's row sample) where every
+        predicate of ``preds`` holds. A predicate that cannot be evaluated on them is skipped
+        (conditioning on the others), or with ``strict`` makes the answer None."""
+        for p in preds:
+            try:
+                mask &= np.broadcast_to(np.asarray(_numpy_eval(p, data, self._agg_value), dtype=bool), mask.shape)
+            except (Unsupported, TypeError, ValueError, KeyError, pa.ArrowException):
+                if strict:
+                    return None
+        return mask
 
     def _joint_draws(self, cols: set, n: int, rng) -> dict:
         """n rows of a small table drawn whole: the columns of ``cols`` that keep their values
@@ -1861,6 +1875,7 @@ class Estimator:
                 keys.extend(ks)
         measures = b.get("measures", [])
         margs, aggs = [], []
+        digests = 0
         for m in measures:
             mm = m.get("measure", {})
             args = [self._expr(a["value"], inp) for a in mm.get("arguments", []) if "value" in a]
@@ -1876,6 +1891,7 @@ class Estimator:
                 # thread, 2.8-10.6 and 3.3-10.4 ns a row beyond reading the column); counted
                 # as nothing, `min(tailnum), max(tailnum)` was priced at 0.6x (runs 109-110)
                 self._add(STR_AGG[name], inp.rows * self._n_str(args))
+            digests += name in TDIGEST
             aggs.append(("agg", name, args))
         for e in keys + margs:
             self._count(e, inp.rows)
@@ -1902,6 +1918,13 @@ class Estimator:
             # in 13 of 15 device calibrations, by up to 17 points (docs/query.md "Run 57")
             self._add("scalar_agg", inp.rows * max(1, len(measures)))
         self._add("groups", rows)
+        if digests:
+            # a call per group and batch that holds it: a batch of B rows over g groups holds
+            # g (1 - e^(-B/g)) of them (one a batch without grouping), never more than its rows
+            g = max(rows, 1.0) if keys else 1.0
+            calls = min(n_in / BATCH_ROWS * g * -math.expm1(-BATCH_ROWS / g), n_in)
+            self._add("tdigest", n_in * digests)
+            self._add("tdigest_calls", calls * digests)
         aggs = [a + ({"n": n_in, "g": rows},) for a in aggs]      # rows a group holds, on average
         if len(sets) > 1:
             # grouping sets: each distinct key once (the plan lists a key once per set that has
@@ -2192,11 +2215,8 @@ class Estimator:
             return None
         data = {c: smp[c[1]] for c in cols}
         keys = smp[pk[2]]
-        ok = ~np.isnan(keys)
-        try:
-            for p in preds:
-                ok &= np.broadcast_to(np.asarray(_numpy_eval(p, data, self._agg_value), dtype=bool), ok.shape)
-        except (Unsupported, TypeError, ValueError, KeyError, pa.ArrowException):
+        ok = self._holds(preds, data, ~np.isnan(keys), strict=True)
+        if ok is None:
             return None
         kept = keys[ok]
         if not len(kept):
