@@ -21,7 +21,7 @@ import pyarrow as pa
 from colony.data.layout import write_tables
 from colony.errors import InvalidArgument
 
-SCHEMAS = ("events", "sensors", "nested")
+SCHEMAS = ("events", "sensors", "nested", "jobs")
 
 
 def _masked(rng, values, frac: float, type_=None) -> pa.Array:
@@ -99,10 +99,52 @@ def nested(n: int = 200_000, seed: int = 5) -> dict[str, pa.Table]:
     return {"obs": t}
 
 
+def jobs(n_jobs: int = 20_000, n_samples: int = 600_000, seed: int = 7) -> dict[str, pa.Table]:
+    """An HPC job table and its nodes' telemetry: dictionary-encoded queue and state, a Zipf
+    user key, uint32/uint16/int16 columns, float32, a zoned microsecond timestamp beside an
+    unzoned millisecond one, date32, a nullable decimal and boolean, NaN temperatures, and a
+    heavy-tailed byte count. Written for the forty-first stop; its per-node percentile query
+    found t-digest aggregates priced as sums (``docs/query.md``)."""
+    rng = np.random.default_rng(seed)
+    users = np.array([f"user{i:03d}" for i in range(300)])
+    submit = np.datetime64("2026-01-01T00:00:00") + rng.integers(0, 300 * 86_400, n_jobs).astype("timedelta64[s]")
+    job = pa.table({
+        "job_id": pa.array(np.arange(n_jobs, dtype=np.uint32)),
+        "user": pa.array(users[rng.zipf(1.3, n_jobs) % 300]).cast(pa.large_string()),
+        "queue": pa.DictionaryArray.from_arrays(
+            pa.array(rng.choice(5, n_jobs, p=[.1, .5, .2, .15, .05]).astype(np.int8)),
+            pa.array(["debug", "regular", "long", "gpu", "bigmem"])),
+        "submit": pa.array(submit.astype("datetime64[us]"), pa.timestamp("us", tz="UTC")),
+        "day": pa.array(submit.astype("datetime64[D]"), pa.date32()),
+        "nodes": pa.array(np.minimum(rng.geometric(0.08, n_jobs), 2000).astype(np.uint16)),
+        "walltime_s": pa.array(rng.lognormal(7, 1.2, n_jobs).astype(np.float32)),
+        "cost": pa.array([None if i % 97 == 0 else decimal.Decimal(f"{v:.2f}")
+                          for i, v in enumerate(rng.gamma(2, 40, n_jobs))], pa.decimal128(12, 2)),
+        "ok": _masked(rng, rng.random(n_jobs) < 0.9, 0.02),
+        "tags": pa.array([None if v < 0.4 else ("mpi,omp" if v < 0.7 else "mpi") for v in rng.random(n_jobs)]),
+    })
+    jid = rng.integers(0, n_jobs, n_samples).astype(np.uint32)
+    t = submit[jid].astype("datetime64[ms]") + rng.integers(0, 7_200_000, n_samples).astype("timedelta64[ms]")
+    temp = rng.normal(55, 8, n_samples).astype(np.float32)
+    temp[rng.random(n_samples) < 0.02] = np.nan
+    samples = pa.table({
+        "job_id": pa.array(jid),
+        "t": pa.array(t, pa.timestamp("ms")),
+        "node": pa.array(rng.integers(0, 4096, n_samples).astype(np.int16)),
+        "power_w": pa.array(rng.normal(350, 60, n_samples)),
+        "temp_c": pa.array(temp, from_pandas=True),
+        "state": pa.DictionaryArray.from_arrays(
+            pa.array(rng.choice(4, n_samples, p=[.7, .2, .07, .03]).astype(np.int8)),
+            pa.array(["run", "io", "idle", "fail"])),
+        "bytes_rw": pa.array(rng.pareto(1.5, n_samples).astype(np.int64) * 4096),
+    })
+    return {"jobs": job, "samples": samples}
+
+
 def tables(schema: str) -> dict[str, pa.Table]:
     if schema not in SCHEMAS:
         raise InvalidArgument(f"unknown probe schema {schema!r}; one of {', '.join(SCHEMAS)}")
-    return {"events": events, "sensors": sensors, "nested": nested}[schema]()
+    return {"events": events, "sensors": sensors, "nested": nested, "jobs": jobs}[schema]()
 
 
 def write(directory: str, schema: str) -> dict[str, str]:
