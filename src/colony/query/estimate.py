@@ -142,11 +142,11 @@ BATCH_ROWS = 8192
 # t-digest aggregates: DataFusion keeps a digest per group and has no vectorized (groups)
 # accumulator for them, so each batch updates every group it touches in a call of its own
 # that sorts and merges that group's few values. One thread, 600k rows, ms beyond a sum(v):
-# approx_percentile_cont / approx_median ~20 ms over 1-16 groups (~35 ns a row), ~470 over
-# 4,096 and ~690 over 100k groups (1.2-1.7 us a call, a call per group and batch it appears
-# in), where median(v) took 17 and 70. Counted per row (`tdigest`) and per call
+# approx_percentile_cont / approx_median 20-29 ms over 1-16 groups (35-48 ns a row), ~470
+# over 4,096 and ~690 over 100k groups (1.2-1.7 us a call, a call per group and batch it
+# appears in), where median(v) took 17 and 70. Counted per row (`tdigest`) and per call
 # (`tdigest_calls`); priced as any aggregate, a per-node p90 over 4,096 nodes of an HPC job
-# table ran 12-23x its price (a schema no one tuned on, the forty-first stop)
+# table ran 23x its price on a SmartNIC, 5.4x on the host (the jobs probe, forty-first stop)
 TDIGEST = {"approx_percentile_cont", "approx_percentile_cont_with_weight", "approx_median"}
 # DataFusion evaluates the right side of an AND on the rows its left side keeps when
 # that side keeps at most this fraction of a batch (BinaryExpr pre-selection)
@@ -1943,7 +1943,8 @@ class Estimator:
         other = 1.0
         for k in keys:
             cols = _columns(k)
-            d = self._eff_ndv(k, inp)
+            ng = self._null_group(k, inp) if len(keys) == 1 and len(inp.frac) == 1 else 0.0
+            d = 1.0 if ng is None else self._eff_ndv(k, inp) + ng
             if len(cols) == 1:
                 r = next(iter(cols))
                 r = r[2] if len(r) > 2 else None
@@ -1968,6 +1969,34 @@ class Estimator:
             if want and want <= self._closure(inp.det, q):
                 d = min(d, max(inp.size.get(q, INF) * inp.frac.get(q, 1.0), 1.0))
         return max(min(d, inp.rows), 1.0 if inp.rows >= 1 else 0.0)
+
+    def _null_group(self, k, node: Node) -> float | None:
+        """The chance that a column key's NULL is among a node's rows (None: IS NULL keeps
+        only that one value): a grouping, a DISTINCT
+        and a window's partitions keep NULL as a value of its own, where a join key never
+        matches it (so distinct counts leave it out). A nullable column's rows surviving the
+        node, or rows an outer join null-extended, make the group; a predicate already applied
+        to the column itself dropped them (any comparison rejects NULL), unless it was IS NULL.
+        Left out, `group by ok` over a nullable boolean counted 2 groups for 3 (the jobs probe).
+        Asked only for a single key over one read (:meth:`_distinct_keys`): below a join the
+        key may have been joined on (NULLs gone), and with several keys the NULL rows combine
+        with few of the other keys' values, not all; added there too, it made 82 of TPC-DS's
+        levels worse and 44 better (aggregates' median q-error 1.196 -> 1.299)."""
+        if k[0] != "col" or len(k) < 4:
+            return 0.0
+        cs = self._colstats(k[1:])
+        if cs is None or not cs.rows:
+            return 0.0
+        r = k[3]
+        phi = cs.nulls / cs.rows
+        for p in node.ipreds.get(r, ()):
+            if k[1:] in _columns(p):
+                if p[0] == "fn" and p[1] == "is_null":
+                    return None
+                phi = 0.0
+        g = node.nulled.get(r, 0.0)
+        phi = g + (1.0 - g) * phi
+        return -math.expm1(-node.rows * phi) if phi > 0 else 0.0
 
     def _key_columns(self, keys: list) -> list:
         """The keys, with a function of several columns that no count models (concat(origin,
