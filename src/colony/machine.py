@@ -31,9 +31,8 @@ def identity() -> dict:
 
 
 def describe(**extra) -> dict:
-    model = cpu_model()
     available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return {"cpu_model": model, "cores_logical": psutil.cpu_count(), "cores_physical": psutil.cpu_count(False),
+    return {**identity(), "cores_physical": psutil.cpu_count(False),
             "cores_available": available, "ram_gib": round(psutil.virtual_memory().total / 2 ** 30, 1),
             "arch": platform.machine(), "kernel": platform.release(), "platform": platform.platform(),
             "hostname": platform.node(), "python": platform.python_version(), "pyarrow": pa.__version__,

@@ -1133,11 +1133,7 @@ class Estimator:
         if name == "not" and len(args) == 1:
             return 1.0 - self.sel(args[0], node)
         if name in ("is_null", "is_not_null") and len(args) == 1 and args[0][0] == "col":
-            cs = self._colstats(args[0][1:])
-            f = cs.nulls / cs.rows if cs and cs.rows else 0.0
-            if node is not None and len(args[0]) > 3 and args[0][3] in node.nulled:
-                g = node.nulled[args[0][3]]      # rows an outer join null-extended, then the column's own
-                f = g + (1.0 - g) * f
+            f = self._null_frac(args[0], node)
             return f if name == "is_null" else 1.0 - f
         if name == "equal" and len(args) == 2 and any(a[0] == "agg" and a[1] in ("min", "max") for a in args) \
                 and node is not None:
@@ -1970,13 +1966,25 @@ class Estimator:
                 d = min(d, max(inp.size.get(q, INF) * inp.frac.get(q, 1.0), 1.0))
         return max(min(d, inp.rows), 1.0 if inp.rows >= 1 else 0.0)
 
+    def _null_frac(self, col, node: Node | None, own: float | None = None) -> float:
+        """The fraction of a node's rows where column ``col`` (``("col", table, name, read)``)
+        is NULL: the rows an outer join null-extended, then the column's own NULLs (``own``;
+        by default the column's null fraction)."""
+        if own is None:
+            cs = self._colstats(col[1:])
+            own = cs.nulls / cs.rows if cs and cs.rows else 0.0
+        if node is not None and len(col) > 3 and col[3] in node.nulled:
+            g = node.nulled[col[3]]
+            return g + (1.0 - g) * own
+        return own
+
     def _null_group(self, k, node: Node) -> float | None:
         """The chance that a column key's NULL is among a node's rows (None: IS NULL keeps
-        only that one value): a grouping, a DISTINCT
-        and a window's partitions keep NULL as a value of its own, where a join key never
-        matches it (so distinct counts leave it out). A nullable column's rows surviving the
-        node, or rows an outer join null-extended, make the group; a predicate already applied
-        to the column itself dropped them (any comparison rejects NULL), unless it was IS NULL.
+        only that one value): a grouping, a DISTINCT and a window's partitions keep NULL as a
+        value of its own, where a join key never matches it (so distinct counts leave it out).
+        A nullable column's rows surviving the node, or rows an outer join null-extended, make
+        the group; a predicate already applied to the column itself dropped them (any
+        comparison rejects NULL), unless it was IS NULL.
         Left out, `group by ok` over a nullable boolean counted 2 groups for 3 (the jobs probe).
         Asked only for a single key over one read (:meth:`_distinct_keys`): below a join the
         key may have been joined on (NULLs gone), and with several keys the NULL rows combine
@@ -1987,15 +1995,13 @@ class Estimator:
         cs = self._colstats(k[1:])
         if cs is None or not cs.rows:
             return 0.0
-        r = k[3]
-        phi = cs.nulls / cs.rows
-        for p in node.ipreds.get(r, ()):
+        own = cs.nulls / cs.rows
+        for p in node.ipreds.get(k[3], ()):
             if k[1:] in _columns(p):
                 if p[0] == "fn" and p[1] == "is_null":
                     return None
-                phi = 0.0
-        g = node.nulled.get(r, 0.0)
-        phi = g + (1.0 - g) * phi
+                own = 0.0
+        phi = self._null_frac(k, node, own)
         return -math.expm1(-node.rows * phi) if phi > 0 else 0.0
 
     def _key_columns(self, keys: list) -> list:
