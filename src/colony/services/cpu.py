@@ -5,8 +5,10 @@ the same SmartNIC, other devices sharing the core) stretches the queries it runs
 thread of the device's process spins for a few milliseconds every ``every_s`` and records
 which share of that wall time it was actually on a CPU (``time.thread_time``): the share a
 new piece of work gets on these cores now, under the kernel's fair scheduling. Its inverse,
-averaged over the last ``window_s``, is the stretch. It never reads emulation settings:
-only what the kernel gave this process's thread.
+averaged over the last ``window_s`` with each sample's weight halved every ``half_life_s``
+of its age, is the stretch: a burst that fills the cores shows in the next samples instead of
+being diluted by a window of the quiet seconds before it. It never reads emulation
+settings: only what the kernel gave this process's thread.
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ class CoreLoad:
                 cls._shared[key] = cls()
             return cls._shared[key]
 
-    def __init__(self, window_s: float = 2.0, every_s: float = 0.2, spin_s: float = 0.003) -> None:
+    def __init__(self, window_s: float = 2.0, every_s: float = 0.2, spin_s: float = 0.003,
+                 half_life_s: float = 0.2) -> None:
         self.window_s, self.every_s, self.spin_s = window_s, every_s, spin_s
+        self.half_life_s = half_life_s
         self.cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         self._samples: deque = deque()
         self._lock = threading.Lock()
@@ -61,15 +65,20 @@ class CoreLoad:
             self._stop.wait(self.every_s)
 
     def measured(self) -> float:
-        """Mean share a new thread got over the window (1 until the first sample)."""
+        """Share a new thread got over the window, recent samples weighted most (1 until the
+        first sample)."""
         if self._thread is None:
             with self._lock:
                 if self._thread is None:
                     self._thread = threading.Thread(target=self._run, name="core-load", daemon=True)
                     self._thread.start()
+        now = time.monotonic()
         with self._lock:
-            s = [x[1] for x in self._samples]
-        return sum(s) / len(s) if s else 1.0
+            s = list(self._samples)
+        if not s:
+            return 1.0
+        w = [0.5 ** ((now - t) / self.half_life_s) for t, _ in s]
+        return sum(wi * x for wi, (_, x) in zip(w, s)) / sum(w)
 
     def settled(self, own: float = 0.0) -> float:
         """:meth:`slowdown` over a window sampled from now on (waits ``window_s``): none of
