@@ -45,6 +45,14 @@ def test_a_burst_shows_in_the_next_samples_not_after_the_window():
     assert _fed([(0.5, 0.25), (0.5, 0.25)]).slowdown(own=1) == pytest.approx(3.0)   # all as old: the mean
 
 
+def test_the_contention_over_a_run_reads_only_the_samples_taken_during_it():
+    cl = _fed([(3.0, 1.0), (2.0, 1.0), (0.8, 0.25), (0.4, 0.25)])
+    now = time.monotonic()
+    assert cl.since(now - 1.0) == pytest.approx(4.0)           # the two taken in the last second
+    assert cl.since(now - 1.0, own=1) == pytest.approx(3.0)    # one of them the job's own worker
+    assert cl.since(now) is None                               # none yet: the caller keeps its reading
+
+
 class _Recording:
     """A core-load reading that records how much of it the service says is its own."""
 
@@ -57,6 +65,9 @@ class _Recording:
 
     def settled(self, own: float = 0.0) -> float:
         return 1.0
+
+    def since(self, t0: float, own: float = 0.0) -> float | None:
+        return None
 
 
 def test_queries_waiting_for_a_worker_are_not_counted_as_own_work_on_the_cores():

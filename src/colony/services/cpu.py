@@ -96,6 +96,15 @@ class CoreLoad:
         share = sum(s) / len(s) if s else 1.0
         return max(1.0, 1.0 / max(share, 0.02) - own / self.cores)
 
+    def since(self, t0: float, own: float = 0.0) -> float | None:
+        """:meth:`slowdown` over the samples taken since ``t0`` (``time.monotonic``): the
+        contention a job that ran from then on met, for its rate sample (None: no sample yet)."""
+        with self._lock:
+            s = [x[1] for x in self._samples if x[0] >= t0]
+        if not s:
+            return None
+        return max(1.0, 1.0 / max(sum(s) / len(s), 0.02) - own / self.cores)
+
     def slowdown(self, own: float = 0.0) -> float:
         """Stretch of new work by everything else on these cores: the measured stretch
         (1 / share) less what ``own`` running queries of the caller explain (they are priced
