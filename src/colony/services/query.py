@@ -349,11 +349,11 @@ class QueryService(Service):
 
     def _stretch_since(self, t0: float) -> float | None:
         """The stretch measured over a job's run since ``t0`` (``time.monotonic``), relative to
-        the calibration's, with the job's own worker and the others executing now discounted
-        (None: no sample in it)."""
+        the calibration's, beside the caller's other queries executing now (None: no sample
+        in it)."""
         if self.cores is None:
             return None
-        s = self.cores.since(t0, 1 + self._executing())
+        s = self.cores.since(t0, self._executing())
         base = self.models.stretch if self.models is not None else 1.0
         return None if s is None else max(1.0, s / base)
 
