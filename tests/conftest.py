@@ -93,9 +93,6 @@ class FixedCores:
     def settled(self, own: float = 0.0) -> float:
         return self.stretch
 
-    def since(self, t0: float, own: float = 0.0) -> float | None:
-        return self.stretch
-
 
 @pytest.fixture
 def cores():

@@ -100,18 +100,3 @@ def test_bounds_of_one_keep_predicted_seconds():
         _run(b, clock, 0.01, 1.0)
     b.add(0.5)
     assert b.rate == 1.0 and b.seconds() == pytest.approx(0.5)
-
-
-def test_the_contention_measured_over_a_run_normalizes_its_rate_sample():
-    """A burst's first jobs start on a quiet reading and run under contention: normalized by
-    the reading at their start, the rate learnt the contention as model error and priced
-    the next burst's first jobs ~5x; the contention measured over their run does not."""
-    clock = Clock()
-    b, c = Backlog(threads=1, clock=clock), Backlog(threads=1, clock=clock)
-    for backlog, over_run in ((b, None), (c, 5.0)):
-        for _ in range(5):                   # read 1 at the start; 4 others on the core: 5x as long
-            t = backlog.add(0.1, start=True, slowdown=1.0)
-            clock.t += 0.5
-            backlog.finish(t, over_run)
-    assert b.rate == pytest.approx(5.0)
-    assert c.rate == pytest.approx(1.0)

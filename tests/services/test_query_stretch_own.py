@@ -42,15 +42,7 @@ def test_a_burst_shows_in_the_next_samples_not_after_the_window():
     # and back: a quiet core after a busy spell reads close to quiet again within a few samples
     busy = [(e * i, 0.2) for i in range(3, 6)]
     assert _fed(busy + [(0.0, 1.0), (e, 1.0), (2 * e, 1.0)]).slowdown() < 1.6
-    assert _fed([(0.5, 0.25), (0.5, 0.25)]).slowdown() == pytest.approx(4.0)   # all as old: the mean
-
-
-def test_the_contention_over_a_run_reads_only_the_samples_taken_during_it():
-    cl = _fed([(3.0, 1.0), (2.0, 1.0), (0.8, 0.25), (0.4, 0.25)])
-    now = time.monotonic()
-    assert cl.since(now - 1.0) == pytest.approx(4.0)           # the two taken in the last second
-    assert cl.since(now - 1.0, own=1) == pytest.approx(2.0)    # beside another of ours: half of that
-    assert cl.since(now) is None                               # none yet: the caller keeps its reading
+    assert _fed([(0.5, 0.25), (0.5, 0.25)]).slowdown(own=1) == pytest.approx(3.0)   # all as old: the mean
 
 
 class _Recording:
@@ -65,9 +57,6 @@ class _Recording:
 
     def settled(self, own: float = 0.0) -> float:
         return 1.0
-
-    def since(self, t0: float, own: float = 0.0) -> float | None:
-        return None
 
 
 def test_queries_waiting_for_a_worker_are_not_counted_as_own_work_on_the_cores():

@@ -7,10 +7,7 @@ on the host: ~10x low in the storm), and a backlog summed in predicted seconds t
 small, so a burst herds to it. While jobs run, the capacity they occupy is integrated
 (thread-seconds, each job its fair share of the threads), and a finished job adds what it
 occupied and its predicted seconds times the contention measured on the cores when it
-started (or, where the caller measured it, the contention over the job's run: a burst's first
-jobs start before any sample shows the burst, and a rate normalized by the quiet reading
-at their start absorbed the contention and priced the next burst's first jobs 2.5-5x): the
-ratio of the two decaying sums is the measured rate, seconds per predicted second on quiet cores.
+started: the ratio of the two decaying sums is the measured rate, seconds per predicted second on quiet cores.
 The backlog is reported in those seconds, so the wait a new job meets is what the cores
 will really spend, with current contention applied on top by the caller.
 """
@@ -74,16 +71,13 @@ class Backlog:
             if job is not None:
                 job.started, job.slowdown = now, max(1.0, float(slowdown))
 
-    def finish(self, ticket: int, slowdown: float | None = None) -> None:
-        """The job is done: its predicted seconds count against the capacity it used;
-        ``slowdown``: the contention measured over its run (else the one at its start)."""
+    def finish(self, ticket: int) -> None:
+        """The job is done: its predicted seconds count against the capacity it used."""
         with self._lock:
             self._advance(self.clock())
             job = self._jobs.pop(ticket, None)
             if job is None or not job.measured or job.started is None or job.predicted <= 0:
                 return
-            if slowdown is not None:
-                job.slowdown = max(1.0, float(slowdown))
             # one job counts at most the rate's upper bound: a cold start must not swamp the sums
             self._busy = self._busy * self.decay + min(job.used, self.bounds[1] * job.predicted * job.slowdown)
             self._done = self._done * self.decay + job.predicted * job.slowdown

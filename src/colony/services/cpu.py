@@ -93,25 +93,11 @@ class CoreLoad:
         with self._lock:
             cutoff = time.monotonic() - self.window_s
             s = [x[1] for x in self._samples if x[0] >= cutoff]
-        return self._stretch(sum(s) / len(s) if s else 1.0, own)
-
-    def since(self, t0: float, own: float = 0.0) -> float | None:
-        """:meth:`slowdown` over the samples taken since ``t0`` (``time.monotonic``): the
-        contention a job that ran from then on met, for its rate sample (None: no sample yet)."""
-        with self._lock:
-            s = [x[1] for x in self._samples if x[0] >= t0]
-        return self._stretch(sum(s) / len(s), own) if s else None
+        share = sum(s) / len(s) if s else 1.0
+        return max(1.0, 1.0 / max(share, 0.02) - own / self.cores)
 
     def slowdown(self, own: float = 0.0) -> float:
-        """Stretch of new work by everything else on these cores, beside ``own`` queries of
-        the caller executing now (:meth:`_stretch`)."""
-        return self._stretch(self.measured(), own)
-
-    def _stretch(self, share: float, own: float) -> float:
-        """A new job of the caller's beside ``own`` of its jobs executing: the caller's
-        backlog gives it a fair share of the caller's threads, 1 / (1 + own / cores) of
-        these cores; the kernel gives it about ``share`` (the probe's, taken with the own jobs
-        on the cores). The ratio, at least 1. Subtracting ``own`` from 1 / ``share`` instead
-        priced own concurrency twice: two own queries among nine runnable tasks read 7 for
-        a true 4.5, and the rate learnt 0.5-0.6 to make up for it."""
-        return max(1.0, (1.0 / max(share, 0.02)) / (1.0 + own / self.cores))
+        """Stretch of new work by everything else on these cores: the measured stretch
+        (1 / share) less what ``own`` running queries of the caller explain (they are priced
+        through its backlog), at least 1."""
+        return max(1.0, 1.0 / max(self.measured(), 0.02) - own / self.cores)

@@ -347,16 +347,6 @@ class QueryService(Service):
         on a core shared five ways), and their wait is priced by the backlog already."""
         return self._workers.busy if self._workers is not None else self._running
 
-    def _stretch_since(self, t0: float) -> float | None:
-        """The stretch measured over a job's run since ``t0`` (``time.monotonic``), relative to
-        the calibration's, beside the caller's other queries executing now (None: no sample
-        in it)."""
-        if self.cores is None:
-            return None
-        s = self.cores.since(t0, self._executing())
-        base = self.models.stretch if self.models is not None else 1.0
-        return None if s is None else max(1.0, s / base)
-
     def _idle_stretch(self) -> float:
         """The measured stretch over a fresh window with none of this device's own work in it."""
         return self.cores.settled(self._executing()) if self.cores is not None else 1.0
@@ -536,7 +526,7 @@ class QueryService(Service):
         elif (placement == "auto" and again["load_aware"] and mode == "none" and host and not stage
               and self.ctx.peers is not None):      # staged objects run later, together: nothing to reserve
             dec, ticket = self._reserve_host(dec, again["redo"], host)
-        dev_ticket, t_job = None, time.monotonic()
+        dev_ticket = None
         if dec.placement in ("down", "split") and dec.predicted.get(dec.placement):   # admitted here
             dev_ticket = self._dev_jobs.add(device_work(dec.predicted[dec.placement]), start=True,
                                             slowdown=(dec.load.get("device") or {}).get("slowdown", 1.0),
@@ -548,7 +538,7 @@ class QueryService(Service):
             if ticket is not None:
                 self.ctx.peers.call(host, "query", "unadmit", ticket)
             raise
-        self._dev_jobs.finish(dev_ticket, self._stretch_since(t_job))
+        self._dev_jobs.finish(dev_ticket)
         return out
 
     def _reserve_host(self, dec: Decision, redo, host: str) -> tuple[Decision, int | None]:
@@ -741,7 +731,7 @@ class QueryService(Service):
             self._host_jobs.drop(ticket)
             raise
         pull_s = time.perf_counter() - t0
-        slow, t_job = self._stretch(), time.monotonic()
+        slow = self._stretch()
         with self._lock:
             self._inflight += 1
             self._running += 1
@@ -799,10 +789,7 @@ class QueryService(Service):
             with self._lock:
                 self._inflight -= 1
                 self._running -= 1
-            if done:
-                self._host_jobs.finish(ticket, self._stretch_since(t_job))
-            else:
-                self._host_jobs.drop(ticket)
+            (self._host_jobs.finish if done else self._host_jobs.drop)(ticket)
             if reserved:
                 self.release()
 
