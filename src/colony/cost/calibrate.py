@@ -28,9 +28,8 @@ from colony.query.estimate import estimate
 from colony.query.stats import TableStats
 
 # bump when what a run times changes (a term measured differently): records fitted on the
-# old measurements are stale (part of the runtime's fingerprint). 4: the contention reading a
-# record keeps as its baseline (``DeviceModels.stretch``) is sampled with a longer spin
-MEASURE_REVISION = 4
+# old measurements are stale (part of the runtime's fingerprint)
+MEASURE_REVISION = 3
 
 TEMPLATES = {
     "T1": "select * from particles where x >= {p} and y < {p} and z <= {p}",

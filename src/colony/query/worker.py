@@ -206,11 +206,6 @@ class WorkerPool:
             self.live.add(w.pid)
         return w
 
-    @property
-    def busy(self) -> int:
-        """Workers taken by runs now (executing a plan); runs waiting for one are not counted."""
-        return self._busy
-
     def _release(self, w: _Proc | None = None) -> None:
         """A taken worker is done: free its slot (and its pid)."""
         with self._freed:

@@ -2,18 +2,11 @@
 
 A device runs on the cores its process may use; whatever else runs there (a sifting run on
 the same SmartNIC, other devices sharing the core) stretches the queries it runs. A daemon
-thread of the device's process spins for ``spin_s`` every ``every_s`` and records
+thread of the device's process spins for a few milliseconds every ``every_s`` and records
 which share of that wall time it was actually on a CPU (``time.thread_time``): the share a
 new piece of work gets on these cores now, under the kernel's fair scheduling. Its inverse,
-averaged over the last ``window_s`` with each sample's weight halved every ``half_life_s``
-of its age, is the stretch: a burst that fills the cores shows in the next samples instead of
-being diluted by a window of the quiet seconds before it. It never reads emulation
-settings: only what the kernel gave this process's thread.
-
-The spin must outlast a scheduler slice: a thread that slept is owed CPU and often ran a
-whole 3 ms spin uninterrupted, so with one, three and seven busy processes on its core
-(stretch 2, 4, 8) a 3 ms spin every 0.2 s read 1.6, 2.3 and 6.8; 8 ms every 0.4 s reads
-2.05, 3.7 and 7.3 (2 % of a core, against 1.5 %).
+averaged over the last ``window_s``, is the stretch. It never reads emulation settings:
+only what the kernel gave this process's thread.
 """
 
 from __future__ import annotations
@@ -39,10 +32,8 @@ class CoreLoad:
                 cls._shared[key] = cls()
             return cls._shared[key]
 
-    def __init__(self, window_s: float = 2.0, every_s: float = 0.4, spin_s: float = 0.008,
-                 half_life_s: float = 0.4) -> None:
+    def __init__(self, window_s: float = 2.0, every_s: float = 0.2, spin_s: float = 0.003) -> None:
         self.window_s, self.every_s, self.spin_s = window_s, every_s, spin_s
-        self.half_life_s = half_life_s
         self.cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         self._samples: deque = deque()
         self._lock = threading.Lock()
@@ -70,20 +61,15 @@ class CoreLoad:
             self._stop.wait(self.every_s)
 
     def measured(self) -> float:
-        """Share a new thread got over the window, recent samples weighted most (1 until the
-        first sample)."""
+        """Mean share a new thread got over the window (1 until the first sample)."""
         if self._thread is None:
             with self._lock:
                 if self._thread is None:
                     self._thread = threading.Thread(target=self._run, name="core-load", daemon=True)
                     self._thread.start()
-        now = time.monotonic()
         with self._lock:
-            s = list(self._samples)
-        if not s:
-            return 1.0
-        w = [0.5 ** ((now - t) / self.half_life_s) for t, _ in s]
-        return sum(wi * x for wi, (_, x) in zip(w, s)) / sum(w)
+            s = [x[1] for x in self._samples]
+        return sum(s) / len(s) if s else 1.0
 
     def settled(self, own: float = 0.0) -> float:
         """:meth:`slowdown` over a window sampled from now on (waits ``window_s``): none of

@@ -120,7 +120,7 @@ class QueryService(Service):
         bounds = (0.25, 20.0) if options.get("measured_rate", True) else (1.0, 1.0)
         self._dev_jobs = Backlog(ctx.threads, bounds=bounds)
         self._host_jobs = Backlog(ctx.threads, bounds=bounds)
-        self._running = 0                      # own queries in a run now (device or host side)
+        self._running = 0                      # own queries executing now (device or host side)
         # in-process colonies share one process among all devices and the client: nothing to attribute
         self.cores = CoreLoad.shared() if ctx.own_process else None
         self._load_models()
@@ -338,18 +338,11 @@ class QueryService(Service):
         if self.cores is None:
             return 1.0
         base = self.models.stretch if self.models is not None else 1.0
-        return max(1.0, self.cores.slowdown(self._executing()) / base)
-
-    def _executing(self) -> int:
-        """Own queries on the cores now: with worker processes, the workers running a plan.
-        Queries waiting for a worker use no CPU; counted as own work they cancelled the
-        contention the sampler measured (a device with 8 queued queries read a stretch of 1
-        on a core shared five ways), and their wait is priced by the backlog already."""
-        return self._workers.busy if self._workers is not None else self._running
+        return max(1.0, self.cores.slowdown(self._running) / base)
 
     def _idle_stretch(self) -> float:
         """The measured stretch over a fresh window with none of this device's own work in it."""
-        return self.cores.settled(self._executing()) if self.cores is not None else 1.0
+        return self.cores.settled(self._running) if self.cores is not None else 1.0
 
     def _host_load(self) -> HostLoad:
         slow = self._stretch()
