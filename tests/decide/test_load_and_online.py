@@ -210,11 +210,13 @@ def test_an_execution_miss_is_not_learnt_again_by_the_end_to_end_correction():
             p = run.decision["predicted"]["down"]
             r.update("total:down", p["total"], actual(run.actual, p))
         return r.factor("total:down")
-    rest = replay(lambda a, p: a["total"] - a["exec"] + loaded_exec(p))
+    def as_priced(a, p):                  # the total with its execution as priced
+        return a["total"] - a["exec"] + loaded_exec(p)
+    rest = replay(as_priced)
     assert len(totals) == 1 and list(totals.values())[0] == pytest.approx(rest, rel=1e-3), (totals, rest)
     # the premise, unbounded (under load the rest alone reached the 2.0 bound once, and the
     # bounded replays were then equal): raw totals would teach more than the rest did
-    free = replay(lambda a, p: a["total"] - a["exec"] + loaded_exec(p), 1e9)
+    free = replay(as_priced, 1e9)
     raw = replay(lambda a, p: a["total"], 1e9)
     assert raw > 1.15 * free, (raw, free)
 
