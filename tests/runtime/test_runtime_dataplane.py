@@ -55,6 +55,10 @@ def test_status_shows_every_link_with_bytes_per_direction(ray_colony):
     assert set(ln["directions"]) == {"client->nic1", "nic1->client"}
     assert ln["directions"]["client->nic1"]["transfers"] >= 1
     assert st["nic1"]["flight"].startswith("grpc://")
+    # start-up's objects are frozen: a full collection does not walk the libraries' ~100k
+    g = st["nic1"]["gc"]
+    assert g["frozen"] > 20_000 and len(g["collections"]) == len(g["pause_s"]) == len(g["longest_s"]) == 3
+    assert all(t >= m >= 0 for t, m in zip(g["pause_s"], g["longest_s"]))
 
 
 def test_flight_endpoint_refuses_a_client_without_the_token(ray_colony):

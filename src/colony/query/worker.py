@@ -19,6 +19,7 @@ without cleaning up (a SIGKILLed device). Typed errors raised in the worker are 
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import re
@@ -474,6 +475,10 @@ def _serve() -> None:
     os.dup2(2, 1)
     from colony import codec
     from colony.query import plan as qplan
+    # imports done: DataFusion's and pyarrow's objects are never garbage; frozen, a full
+    # collection does not walk them (~40 ms here) mid-query (colony.runtime.process)
+    gc.collect()
+    gc.freeze()
     inp = sys.stdin.buffer
     # cached object files, decoded (zero-copy), each with its DataFusion contexts (per thread
     # budget and memory limit) and the tables registered in them so far

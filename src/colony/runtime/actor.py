@@ -30,7 +30,7 @@ from colony import codec
 from colony.config import ColonyConfig
 from colony.config.schema import _select
 from colony.pacing import payload_bytes
-from colony.runtime import placements
+from colony.runtime import placements, process
 from colony.runtime.links import CLIENT, Links
 from colony.services.base import DeviceContext, calls_stream
 from colony.runtime.fingerprint import fingerprint
@@ -291,6 +291,8 @@ class DeviceActor:
         # Ray restarted this device: no client is there to warm its handler threads (the
         # runtime does it for a device it starts), so a task of its own sends the same warm-up
         self._warm_ref = _warm_restarted.remote(config, device) if self.restarted else None
+        process.freeze_heap()      # start-up is done: its objects stay (see colony.runtime.process)
+        self._gc = process.watch_gc()
 
     def _warm_state(self) -> str | None:
         """How a restarted device's own warm-up went (``status``): pending, done, or why not.
@@ -584,6 +586,8 @@ class DeviceActor:
             "dma_cores": list(self.dma_cores) if self.dma_cores else None,
             "link_waited_s": sum(c["waited_s"] for ln in self.link_stats() for c in ln["directions"].values()),
             "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+            # objects frozen at start (never walked again); collections and their pauses since
+            "gc": self._gc.to_dict(),
         }
 
     def calibrate(self, seed: int = 0, quick: bool = False) -> dict:
