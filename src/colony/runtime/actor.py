@@ -288,11 +288,11 @@ class DeviceActor:
         self.dma_cores = tuple(dma) or None
         self.reads = DeviceFlight.on_cores(self.dma_cores, StoredReads(self), ray.util.get_node_ip_address(),
                                            auth.token()) if self.dma_cores else None
+        process.freeze_heap()      # start-up is done: its objects stay (see colony.runtime.process)
+        self._gc = process.watch_gc()
         # Ray restarted this device: no client is there to warm its handler threads (the
         # runtime does it for a device it starts), so a task of its own sends the same warm-up
         self._warm_ref = _warm_restarted.remote(config, device) if self.restarted else None
-        process.freeze_heap()      # start-up is done: its objects stay (see colony.runtime.process)
-        self._gc = process.watch_gc()
 
     def _warm_state(self) -> str | None:
         """How a restarted device's own warm-up went (``status``): pending, done, or why not.
