@@ -4,22 +4,13 @@ statistics they read change; calibration says which execution path it timed."""
 
 import pytest
 
-from colony.config.builders import devices as devices_config
 from colony.data import uniform
-from colony.drivers.query import QueryClient, calibrate_colony
-from colony.runtime.local import LocalColony
+from colony.drivers.query import QueryClient
 
 
 @pytest.fixture(scope="module")
-def colony():
-    lc = LocalColony(devices_config({"host": {"role": "host", "threads": 2, "services": {"query": {}}},
-                                     "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {}},
-                                              "pools": ["particles"]}}))
-    lc.store("nic0").put("particles", "o0", uniform(20_000, seed=2))
-    lc.store("nic0").put("particles", "o1", uniform(20_000, seed=3))
-    lc.set_link("nic0", 8.0)
-    calibrate_colony(lc, "host", n_runs=12, max_rows=20_000)
-    return lc
+def colony(calibrated_pair):
+    return calibrated_pair((2, 3))
 
 
 def test_calibration_reports_the_path_it_timed(colony):

@@ -231,8 +231,10 @@ def total_as_priced(pred: dict, act: dict) -> float:
     learns from. Executions have corrections of their own, per shape, learnt from those same
     measurements; learnt a second time per size class, one shape's execution miss moved the
     price of every other shape in its class. So the end-to-end correction learns only what
-    the terms around the executions miss (call path, legs, decodes)."""
-    total = float(act["total"])
+    the terms around the executions miss (call path, legs, decodes). The time a query waited
+    for a freshly started worker process (``worker_start``, a one-off no price covers) is left
+    out too."""
+    total = float(act["total"]) - float(act.get("worker_start", 0.0))
     for key in ("exec", "exec_host"):
         if key in pred and key in act:
             total += loaded_exec(pred, key) - float(act[key])

@@ -99,6 +99,13 @@ def _hosted_legs(act: dict, hosted: dict, back_leg: float) -> dict:
     return {"transfer": max(0.0, handover), "result": back_leg}
 
 
+def _add_worker_start(act: dict, hosted: dict) -> None:
+    """The host's wait for a freshly started query worker, beside the device's (``worker_start``):
+    measured apart from the executions, and left out of what online corrections learn."""
+    if hosted.get("worker_start"):
+        act["worker_start"] = act.get("worker_start", 0.0) + float(hosted["worker_start"])
+
+
 class QueryClient:
     """Runs SQL over tables bound to pool/key patterns in a colony."""
 
@@ -240,6 +247,7 @@ class QueryClient:
             table = h["result"]
             act.update(deser_host=h["deser_host"], exec_host=h["exec_host"], host_threads=h["threads"],
                        wait=max(0.0, h.get("queued_s", 0.0)))
+            _add_worker_start(act, h)
             act.update(_hosted_legs(act, h, act["transfer"]))
         elif pl == "down":
             t0 = time.perf_counter()
@@ -252,6 +260,7 @@ class QueryClient:
             table = h["result"]
             act.update(deser_host=h["deser_host"], exec_host=h["exec_host"], host_threads=h["threads"],
                        wait=max(0.0, h.get("queued_s", 0.0)))
+            _add_worker_start(act, h)
         act["total"] = time.perf_counter() - t_start
         pred = (r["decision"].get("predicted") or {}).get(pl)
         if pred:       # travels with the next request: the device corrects its end-to-end prediction

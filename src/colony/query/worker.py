@@ -76,7 +76,7 @@ def _recv(fd: int, deadline: float | None):
 
 
 class _Proc:
-    """One worker process, ready once it has said so."""
+    """One worker process, ready once it has said so (its first message, after its imports)."""
 
     def __init__(self) -> None:
         self.p = subprocess.Popen([sys.executable, "-m", "colony.query.worker"], stdin=subprocess.PIPE,
@@ -304,7 +304,10 @@ class WorkerPool:
 
         ``cache``: the buffers are immutable stored objects likely queried again (keep their file).
         ``query_id``: what :meth:`cancel` names to stop it. ``timing`` gets ``wait_s``, the
-        seconds spent waiting for a worker (queueing, not execution)."""
+        seconds spent waiting for a worker (queueing, not execution), and ``start_s``, the
+        seconds spent waiting for a freshly started worker to finish its imports (~1 s here: a
+        one-off, not execution; timed as execution, the first query on a device taught its
+        online corrections a 40-100x miss, and the next queries were priced up to 1.9x high)."""
         t0 = time.monotonic()
         deadline = None if timeout_s is None else t0 + float(timeout_s)
         if self.is_cancelled(query_id):
@@ -325,6 +328,13 @@ class WorkerPool:
                             self.running.setdefault(query_id, set()).add(w)
                     if refused:
                         raise QueryCancelled(f"query {query_id} was cancelled by its client before it ran")
+                if not w.ready:              # a fresh worker: its imports are not this query's time
+                    ts = time.monotonic()
+                    if _recv(w.p.stdout.fileno(), deadline) != ("ready",):
+                        raise EOFError
+                    w.ready = True
+                    if timing is not None:
+                        timing["start_s"] = time.monotonic() - ts
                 _send(w.p.stdin, {"path": path, "tables": layout, "plan": bytes(plan_bytes), "threads": threads,
                                   "memory_limit": memory_limit, "max_result_bytes": max_result_bytes,
                                   "cached": not temporary, "result": result_path})
@@ -479,6 +489,7 @@ def _serve() -> None:
     # collection does not walk them (~40 ms here) mid-query (colony.runtime.process)
     gc.collect()
     gc.freeze()
+    _send(out, ("ready",))        # the pool times a fresh worker's start apart from its first query
     inp = sys.stdin.buffer
     # cached object files, decoded (zero-copy), each with its DataFusion contexts (per thread
     # budget and memory limit) and the tables registered in them so far

@@ -621,8 +621,11 @@ class QueryService(Service):
                                             memory_limit=self.memory_limit, max_result_bytes=self.max_result_bytes,
                                             timeout_s=self.timeout_s, cache=True, query_id=query_id, timing=tm)
                     res = codec.unpack_one(buf, verify=False)
-                    act["exec"] += time.perf_counter() - t0 - tm["wait_s"]     # queueing is not execution
+                    # queueing is not execution, nor is a fresh worker's start (worker_start)
+                    act["exec"] += time.perf_counter() - t0 - tm["wait_s"] - tm.get("start_s", 0.0)
                     act["worker_wait"] = act.get("worker_wait", 0.0) + tm["wait_s"]
+                    if "start_s" in tm:
+                        act["worker_start"] = act.get("worker_start", 0.0) + tm["start_s"]
                 else:
                     if ctx is None:
                         ctx, act["deser"] = self._context(tabs)
@@ -748,19 +751,19 @@ class QueryService(Service):
                 threads = max(1, self.ctx.threads - self._busy_threads)
                 self._busy_threads += threads
             try:
-                t0 = time.perf_counter()
+                t0, tm = time.perf_counter(), {}
                 if self._workers is not None:
                     res = codec.unpack_one(self._workers.run(
                         bytes(plan_bytes), inputs, threads=threads, memory_limit=self.memory_limit,
-                        max_result_bytes=self.max_result_bytes, timeout_s=self.timeout_s, query_id=query_id),
-                        verify=False)
+                        max_result_bytes=self.max_result_bytes, timeout_s=self.timeout_s, query_id=query_id,
+                        timing=tm), verify=False)
                 else:
                     ctx = qplan.execution_context(threads, self.memory_limit)
                     for name, tl in parts.items():
                         schema = tl[0][0].schema if tl and tl[0] else None
                         qplan.register(ctx, name, tl, schema, max_partitions=threads)
                     res = qplan.execute(ctx, bytes(plan_bytes), self.timeout_s, self.max_result_bytes)
-                exec_s = time.perf_counter() - t0
+                exec_s = time.perf_counter() - t0 - tm.get("start_s", 0.0)    # a fresh worker's start apart
             finally:
                 with self._lock:
                     self._busy_threads -= threads
@@ -769,6 +772,8 @@ class QueryService(Service):
                 self._service_s = 0.8 * self._service_s + 0.2 * total if self._service_s else total
             out = {"result": res, "deser_host": deser, "exec_host": exec_s, "threads": threads,
                    "host_total": total, "pull_s": pull_s}
+            if "start_s" in tm:
+                out["worker_start"] = tm["start_s"]
             if self.models is not None:
                 if isinstance(predicted, dict) and isinstance(predicted.get("family"), str):
                     try:
