@@ -1,5 +1,6 @@
 """A query that waits for a freshly started worker process (pyarrow and DataFusion imported:
-~1 s on a 2-core VM) reports that wait as ``worker_start``, apart from its execution, and the
+~1 s on a 2-core VM) is priced with that wait while no worker is idle, reports it apart from
+its execution (``worker_start`` on the device, ``worker_start_host`` on the host), and the
 online corrections do not learn it: timed as execution, the first query on a device taught
 them a 40-100x miss, and the next queries of its size class were priced up to 1.9x high."""
 
@@ -32,17 +33,26 @@ def test_a_fresh_workers_start_is_reported_apart_and_not_learnt(colony, placemen
     c = QueryClient(colony, "host")
     exec_term = "exec" if placement == "down" else "exec_host"
 
-    def priced() -> float:
-        return c.query(SQL, placement, explain=True).decision["predicted"][placement][exec_term]
+    def predicted() -> dict:
+        return c.query(SQL, placement, explain=True).decision["predicted"][placement]
 
-    before = priced()
+    def priced() -> float:
+        return predicted()[exec_term]
+
+    cold = predicted()
+    before = cold[exec_term]
     first = c.query(SQL, placement)
-    start = first.actual["worker_start"]
+    term = "worker_start" if placement == "down" else "worker_start_host"
+    start = first.actual[term]
     assert start > 0.05                                 # a process started and imported its libraries
     assert first.actual[exec_term] < start              # ... and that is not the execution's time
     assert first.actual["total"] >= start
+    # priced beforehand from the start calibration measured (no worker was idle), once
+    assert 0.3 < cold[term] / start < 3
+    warm = predicted()
+    assert term not in warm and warm["total"] < cold["total"] - cold[term] / 2
     again = c.query(SQL, placement)
-    assert "worker_start" not in again.actual           # the same worker, kept warm
+    assert term not in again.actual                     # the same worker, kept warm
     # a ~1 s start learnt against a price of a few ms put the query's price at the corrections'
     # 2x bound; its own first run over new objects, and the warm one, moved it 1.1-1.25x here
     assert 1 / 1.6 < priced() / before < 1.6

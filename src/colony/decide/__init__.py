@@ -55,6 +55,7 @@ class HostLoad:
     backlog_s: float | None = None   # host-seconds admitted and not yet done (predicted x measured rate)
     slowdown: float = 1.0         # measured contention on the host's cores (>= 1)
     rate: float = 1.0             # measured seconds per predicted second of recent pushed-back work
+    start_s: float = 0.0          # a query pushed back now waits this long for a worker process to start
 
     def to_dict(self) -> dict:
         return dict(vars(self))       # flat numbers: asdict's deep copy costs ~20 us a decision
@@ -76,6 +77,7 @@ class DeviceLoad:
     backlog_s: float | None = None   # device-seconds admitted here, not done (predicted x measured rate)
     slowdown: float = 1.0         # measured contention on the device's cores (co-located services)
     rate: float = 1.0             # measured seconds per predicted second of recent work here
+    start_s: float = 0.0          # a query run here now waits this long for a worker process to start
 
     def wait_s(self) -> float:
         work = self.backlog_s if self.backlog_s is not None else self.queue_depth * self.service_s
@@ -170,11 +172,22 @@ def predict(est: Estimate, dev: DeviceModels, host: DeviceModels, load: HostLoad
             # raw objects of a push-back), so the stretch reaches the transfer of every placement
             for v in out.values():
                 v["contention"] = device_work(v) * (dev_load.slowdown - 1.0)
+    # no worker process idle where a placement runs: it waits for one to start (once; after
+    # the call-path fit and its correction, which price warm calls)
+    if dev_load is not None and dev_load.start_s > 0:
+        for pl in ("down", "split"):
+            if pl in out:
+                out[pl]["worker_start"] = dev_load.start_s
+    if load.start_s > 0:
+        for pl in ("back", "split"):
+            if pl in out:
+                out[pl]["worker_start_host"] = load.start_s
     for pl, v in out.items():
-        raw = float(sum(x for k, x in v.items() if k != "bytes"))
+        once = worker_start(v)
+        raw = float(sum(x for k, x in v.items() if k != "bytes")) - once
         total, key = dev.predict_total(pl, raw)
         v["call"] = total - raw                            # calibrated call-path overhead (may be < 0)
-        v["total"] = raw + v["call"]
+        v["total"] = raw + v["call"] + once
         if keys is not None:
             keys[pl] = key
     return out
@@ -200,6 +213,16 @@ def caveats(est: Estimate, *models: DeviceModels | None) -> list[str]:
 def host_work(terms: dict) -> float:
     """Predicted seconds of work one placement puts on the host (what it reserves there)."""
     return float(terms.get("exec_host", 0.0) + terms.get("deser_host", 0.0)) if "exec_host" in terms else 0.0
+
+
+# a fresh query worker process's start (its imports), on the device and on the host: priced
+# where no worker is idle, measured apart from the executions, learnt by no correction
+START_TERMS = ("worker_start", "worker_start_host")
+
+
+def worker_start(terms: dict) -> float:
+    """Seconds of a placement's terms (predicted or measured) spent waiting for worker processes to start."""
+    return float(sum(terms.get(k, 0.0) for k in START_TERMS))
 
 
 def device_work(terms: dict) -> float:
@@ -232,9 +255,9 @@ def total_as_priced(pred: dict, act: dict) -> float:
     measurements; learnt a second time per size class, one shape's execution miss moved the
     price of every other shape in its class. So the end-to-end correction learns only what
     the terms around the executions miss (call path, legs, decodes). The time a query waited
-    for a freshly started worker process (``worker_start``, a one-off no price covers) is left
-    out too."""
-    total = float(act["total"]) - float(act.get("worker_start", 0.0))
+    for freshly started worker processes (:data:`START_TERMS`, a one-off) is left out too: the
+    correction compares it with the predicted total less its own start terms."""
+    total = float(act["total"]) - worker_start(act)
     for key in ("exec", "exec_host"):
         if key in pred and key in act:
             total += loaded_exec(pred, key) - float(act[key])

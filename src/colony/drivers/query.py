@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from colony import codec
-from colony.decide import total_as_priced
+from colony.decide import total_as_priced, worker_start
 from colony.query import plan as qplan
 from colony.query.plan import TableSpec
 from colony.query.worker import CancelledIds
@@ -100,10 +100,10 @@ def _hosted_legs(act: dict, hosted: dict, back_leg: float) -> dict:
 
 
 def _add_worker_start(act: dict, hosted: dict) -> None:
-    """The host's wait for a freshly started query worker, beside the device's (``worker_start``):
-    measured apart from the executions, and left out of what online corrections learn."""
+    """The host's wait for a freshly started query worker (``worker_start_host``, beside the
+    device's ``worker_start``): measured apart from the executions, learnt by no correction."""
     if hosted.get("worker_start"):
-        act["worker_start"] = act.get("worker_start", 0.0) + float(hosted["worker_start"])
+        act["worker_start_host"] = float(hosted["worker_start"])
 
 
 class QueryClient:
@@ -265,7 +265,8 @@ class QueryClient:
         pred = (r["decision"].get("predicted") or {}).get(pl)
         if pred:       # travels with the next request: the device corrects its end-to-end prediction
             # (of everything but the executions, which the device and host correct per shape)
-            self._feedback[dev] = {"placement": pl, "predicted": pred["total"], "actual": total_as_priced(pred, act),
+            self._feedback[dev] = {"placement": pl, "predicted": pred["total"] - worker_start(pred),
+                                   "actual": total_as_priced(pred, act),
                                    "key": (r["decision"].get("total_keys") or {}).get(pl)}
         return QueryResult(qplan.with_plan_names(table, plan_bytes), pl, r["decision"], act, dev, sql, r["est_rows"],
                            extra={"estimate_cpu_s": r["estimate_cpu_s"]})
@@ -611,7 +612,8 @@ def calibrate_call_path(colony, host: str, devices: list[str], sizes=(40_000, 30
                             continue
                         # measured with its executions as priced: execution misses have their
                         # own per-shape corrections (as the online end-to-end correction learns)
-                        pts[pl].append((p["total"] - p.get("call", 0.0), total_as_priced(p, r.actual), p))
+                        pts[pl].append((p["total"] - p.get("call", 0.0) - worker_start(p),
+                                        total_as_priced(p, r.actual), p))
                         if pl != "down" and "to_host" in r.actual:     # the device handed it to the host
                             for name, term in zip(DeviceModels.LEGS, ("transfer", "result")):
                                 if term in p and isinstance(r.actual.get(term), (int, float)):

@@ -156,6 +156,7 @@ class WorkerPool:
         self._freed = threading.Condition(self._lock)      # a worker came back (or a run was cancelled)
         self._busy = 0                                       # workers taken by runs now
         self.waited: list[float] = []                        # seconds runs waited for a worker (last 256)
+        self.starts: list[float] = []                        # seconds fresh workers took to start (last 16)
         self._files: OrderedDict[tuple, tuple[str, dict, list, int]] = OrderedDict()   # key -> path, layout, refs, n
         # /dev/shm outlives the process: cached files and idle workers go with the pool or at exit
         self._finalizer = weakref.finalize(self, _cleanup, self._files, self._idle, self._lock)
@@ -254,6 +255,18 @@ class WorkerPool:
             if not ws:
                 del self.running[query_id]
 
+    def cold(self) -> bool:
+        """Whether a run now would start a worker process: none idle, and a slot free (all
+        taken, it waits for one to come back instead)."""
+        with self._lock:
+            return not self._idle and (self.max_live is None or self._busy < self.max_live)
+
+    def start_s(self) -> float | None:
+        """Median seconds this pool's fresh workers took to start (None before the first)."""
+        with self._lock:
+            xs = sorted(self.starts)
+        return xs[len(xs) // 2] if xs else None
+
     def state(self) -> dict:
         """live and deadline-killed pids, pids per running query id, cancel-stopped workers,
         the bound on workers at once and how long recent runs waited for one."""
@@ -333,8 +346,11 @@ class WorkerPool:
                     if _recv(w.p.stdout.fileno(), deadline) != ("ready",):
                         raise EOFError
                     w.ready = True
+                    started = time.monotonic() - ts
+                    with self._lock:
+                        self.starts = (self.starts + [started])[-16:]
                     if timing is not None:
-                        timing["start_s"] = time.monotonic() - ts
+                        timing["start_s"] = started
                 _send(w.p.stdin, {"path": path, "tables": layout, "plan": bytes(plan_bytes), "threads": threads,
                                   "memory_limit": memory_limit, "max_result_bytes": max_result_bytes,
                                   "cached": not temporary, "result": result_path})

@@ -134,6 +134,8 @@ class QueryService(Service):
         if "query" not in rec and self.models_dir:
             rec = suite.record(ctx.name, ctx.fingerprint, self.models_dir)
         self.models, self.stale = None, str(rec.get("stale", ""))
+        # how long a fresh worker took to start when this device calibrated (until its own pool measures one)
+        self._record_start_s = float(rec.get("worker_start_s") or 0.0)
         try:
             if rec.get("query"):
                 if rec.get("fingerprint") != ctx.fingerprint:
@@ -192,6 +194,7 @@ class QueryService(Service):
         try:
             models, runs = calibrate(self.ctx.name, self.ctx.threads, n_runs=n_runs, min_rows=min_rows,
                                      max_rows=max_rows, seed=seed, runner=runner)
+            started = pool.start_s() if pool is not None else None
         finally:
             if pool is not None:
                 pool.close()
@@ -201,7 +204,10 @@ class QueryService(Service):
         models.stretch = max(1.0, self._idle_stretch())          # the load it was calibrated under
         models.report["stretch"] = models.stretch
         self.models = models
-        self._persist(query_runs=runs_to_record(runs))      # one write: the models and their runs
+        parts = {"query_runs": runs_to_record(runs)}
+        if started:
+            self._record_start_s = parts["worker_start_s"] = started
+        self._persist(**parts)      # one write: the models, their runs, a worker's start
         return models.to_json()
 
     @endpoint
@@ -340,6 +346,14 @@ class QueryService(Service):
         base = self.models.stretch if self.models is not None else 1.0
         return max(1.0, self.cores.slowdown(self._running) / base)
 
+    def _start_s(self) -> float:
+        """Seconds a query run here now would wait for a worker process to start: none while a
+        worker is idle or all are taken; else the median this device's pool measured, or
+        before its first start the one its calibration measured (0 if neither did)."""
+        if self._workers is None or not self._workers.cold():
+            return 0.0
+        return self._workers.start_s() or self._record_start_s
+
     def _idle_stretch(self) -> float:
         """The measured stretch over a fresh window with none of this device's own work in it."""
         return self.cores.settled(self._running) if self.cores is not None else 1.0
@@ -353,7 +367,8 @@ class QueryService(Service):
         """The host's load now; call with the lock held (an admission decides on it atomically)."""
         return HostLoad(queue_depth=self._inflight, free_threads=max(0, self.ctx.threads - self._busy_threads),
                         threads=self.ctx.threads, service_s=self._service_s,
-                        backlog_s=self._host_jobs.seconds(), slowdown=slow, rate=self._host_jobs.rate)
+                        backlog_s=self._host_jobs.seconds(), slowdown=slow, rate=self._host_jobs.rate,
+                        start_s=self._start_s())
 
     @endpoint
     def load(self) -> dict:
@@ -421,7 +436,8 @@ class QueryService(Service):
                        if pol is not None and pol.mode == "probabilistic" else None)
                 dev_load = DeviceLoad(queue_depth=max(0, self._dev_inflight - 1),
                                       threads=self.ctx.threads, limit=self.max_queue,
-                                      backlog_s=self._dev_jobs.seconds(), slowdown=slow, rate=self._dev_jobs.rate)
+                                      backlog_s=self._dev_jobs.seconds(), slowdown=slow, rate=self._dev_jobs.rate,
+                                      start_s=self._start_s())
             d = decide(est, self.models, self.host_models, host_load, placement, pol, rng, dev_load, policy)
             wall = time.perf_counter() - w0
             for terms in (d.predicted or {}).values():     # already spent on every placement: a known term
