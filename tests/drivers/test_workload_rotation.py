@@ -12,6 +12,9 @@ class _Client:
     def __init__(self):
         self.calls = []
 
+    def warm_workers(self, sql):
+        return {}
+
     def query(self, sql, placement="auto", explain=False):
         if not explain:
             self.calls.append(placement)

@@ -62,3 +62,18 @@ def test_the_end_to_end_correction_leaves_the_start_out():
     pred = {"exec": 0.010, "transfer": 0.004, "total": 0.016}
     act = {"exec": 0.012, "transfer": 0.005, "worker_start": 0.9, "total": 0.921}
     assert total_as_priced(pred, act) == pytest.approx(0.921 - 0.9 - 0.002)
+
+
+def test_a_client_can_have_the_workers_started_before_it_measures(colony):
+    """What the benchmarks and the demo do before their first query (``cold_and_warm``): the
+    runs they measure are warm, so the predictions set beside them must price no start."""
+    _fresh_workers(colony)
+    c = QueryClient(colony, "host")
+    started = c.warm_workers(SQL)
+    assert set(started) == {"nic0", "host"} and min(started.values()) > 0.05
+    assert c.warm_workers(SQL) == {}                     # once per device for this client
+    for placement in ("down", "back"):
+        pred = c.query(SQL, placement, explain=True).decision["predicted"][placement]
+        assert "worker_start" not in pred and "worker_start_host" not in pred
+        r = c.query(SQL, placement)
+        assert "worker_start" not in r.actual and "worker_start_host" not in r.actual

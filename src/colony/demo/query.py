@@ -70,6 +70,8 @@ def query_demo(colony=None, report_dir: str = ".", rows: int = 400_000, calib_ru
                "predicted": {k: v["total"] for k, v in pred.decision["predicted"].items()},
                "predicted_cold": {k: v["total"] for k, v in cold.decision["predicted"].items()},
                "predicted_terms": pred.decision["predicted"], "actual": {}, "actual_terms": {}, "runs_s": {}}
+        if "workers_started_s" in cold.extra:     # query workers started before the first query (one-offs)
+            rec["workers_started_s"] = cold.extra["workers_started_s"]
         pls = list(rec["predicted"] or ("down", "back"))
         runs: dict = {pl: [] for pl in pls}
         for _ in range(repeats):              # interleaved, so drift on a shared machine hits all alike

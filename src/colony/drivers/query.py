@@ -124,6 +124,7 @@ class QueryClient:
         self._plans: dict[str, tuple] = {}     # sql -> (the locate() it was planned against, plan, devices, tables)
         self._plans_lock = threading.Lock()
         self._feedback: dict = {}          # device -> the last query's predicted and measured total
+        self._warmed: set[str] = set()     # devices whose query workers this client has had started
         self._devices = devices
 
     def _specs(self) -> dict:
@@ -145,6 +146,19 @@ class QueryClient:
                     schemas.setdefault(name, pa.ipc.read_schema(pa.py_buffer(d["schema"])))
         self._where = {"devices": where, "schemas": schemas}
         return self._where
+
+    def warm_workers(self, sql: str) -> dict[str, float]:
+        """Have a query worker ready on each device ``sql`` reads and on the host, started now
+        where none is idle (once per device for this client): runs measured after this are
+        warm, and a prediction made after it prices no worker's start. The seconds each device
+        newly asked took (a worker's start, ~1 s here, where one had to start)."""
+        _, devs, _ = self._plan_used(sql)
+        out = {}
+        for d in dict.fromkeys([*devs, self.host]):
+            if d not in self._warmed:
+                out[d] = float(self.colony.call(d, "query", "warm_workers"))
+                self._warmed.add(d)
+        return out
 
     def plan(self, sql: str) -> tuple[bytes, str]:
         plan_bytes, devs = self.plan_multi(sql)

@@ -255,6 +255,36 @@ class WorkerPool:
             if not ws:
                 del self.running[query_id]
 
+    def _ready(self, w: _Proc, deadline: float | None) -> float | None:
+        """Wait for a taken worker's ready message if it has not sent it yet: the seconds that
+        took (its start, recorded in :attr:`starts`), or None for a worker already ready."""
+        if w.ready:
+            return None
+        ts = time.monotonic()
+        if _recv(w.p.stdout.fileno(), deadline) != ("ready",):
+            raise EOFError
+        w.ready = True
+        started = time.monotonic() - ts
+        with self._lock:
+            self.starts = (self.starts + [started])[-16:]
+        return started
+
+    def prepare(self, timeout_s: float = 60.0) -> float:
+        """Have a worker idle and ready, started now if none is (a run after this does not
+        wait for one to start unless all are taken): the seconds it took."""
+        t0 = time.monotonic()
+        w = self._take(t0 + timeout_s)
+        try:
+            self._ready(w, t0 + timeout_s)
+        except TimeoutError:
+            self._retire(w)
+            raise QueryTimeout(f"a query worker did not start within {timeout_s:.0f} s") from None
+        except (EOFError, OSError):
+            self._retire(w)
+            raise WorkerDied(f"query worker pid {w.pid} exited (code {w.p.poll()}) while starting") from None
+        self._give_back(w)
+        return time.monotonic() - t0
+
     def cold(self) -> bool:
         """Whether a run now would start a worker process: none idle, and a slot free (all
         taken, it waits for one to come back instead)."""
@@ -341,16 +371,9 @@ class WorkerPool:
                             self.running.setdefault(query_id, set()).add(w)
                     if refused:
                         raise QueryCancelled(f"query {query_id} was cancelled by its client before it ran")
-                if not w.ready:              # a fresh worker: its imports are not this query's time
-                    ts = time.monotonic()
-                    if _recv(w.p.stdout.fileno(), deadline) != ("ready",):
-                        raise EOFError
-                    w.ready = True
-                    started = time.monotonic() - ts
-                    with self._lock:
-                        self.starts = (self.starts + [started])[-16:]
-                    if timing is not None:
-                        timing["start_s"] = started
+                started = self._ready(w, deadline)       # a fresh worker: its imports are not this query's time
+                if started is not None and timing is not None:
+                    timing["start_s"] = started
                 _send(w.p.stdin, {"path": path, "tables": layout, "plan": bytes(plan_bytes), "threads": threads,
                                   "memory_limit": memory_limit, "max_result_bytes": max_result_bytes,
                                   "cached": not temporary, "result": result_path})

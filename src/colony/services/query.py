@@ -394,6 +394,13 @@ class QueryService(Service):
         self._host_jobs.drop(ticket)
 
     @endpoint
+    def warm_workers(self) -> float:
+        """Have a query worker idle and ready here (started now if none is; see
+        :meth:`WorkerPool.prepare`): the seconds it took. Benchmarks and the demo call it
+        before they measure warm runs."""
+        return self._workers.prepare(self.timeout_s) if self._workers is not None else 0.0
+
+    @endpoint
     def reserve(self) -> bool:
         """Admission control: True if the host accepts one more pushed-back query now."""
         with self._lock:
