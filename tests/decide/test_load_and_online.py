@@ -59,6 +59,22 @@ def test_device_queue_enters_down_and_policies_differ():
         decide(_est(), dev, host, policy="fastest")
 
 
+def test_a_worker_start_is_priced_once_but_does_not_decide():
+    """A start is in the prediction of the placement that pays it, added once (after the
+    call-path fit), and out of the comparison: it serves every later query there, and counted,
+    a device with no worker yet lost every query to a warm host and never started one."""
+    dev, host = _models("nic", 1, 2e-8), _models("host", 2, 1e-8)
+    warm = decide(_est(), dev, host, HostLoad(free_threads=2, threads=2))
+    cold = decide(_est(), dev, host, HostLoad(free_threads=2, threads=2), dev_load=DeviceLoad(threads=1, start_s=1.1))
+    assert cold.predicted["down"]["worker_start"] == 1.1 and "worker_start" not in cold.predicted["back"]
+    assert cold.predicted["down"]["total"] == pytest.approx(warm.predicted["down"]["total"] + 1.1)
+    assert cold.predicted["down"]["total"] > cold.predicted["back"]["total"]
+    assert cold.placement == warm.placement == "down" and "paid once" in cold.reason
+    hosted = decide(_est(), dev, host, HostLoad(free_threads=2, threads=2, start_s=0.9))
+    assert hosted.predicted["back"]["worker_start_host"] == 0.9 and "worker_start_host" not in hosted.predicted["down"]
+    assert hosted.placement == "down"
+
+
 def test_residuals_are_bounded_decay_and_flag_drift():
     r = Residuals(alpha=0.2, bound=2.0, drift_at=1.5, min_n=10)
     for _ in range(50):                                    # the device became 3x slower

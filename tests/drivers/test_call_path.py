@@ -131,7 +131,7 @@ def test_devices_that_keep_their_records_get_the_hosts_models_when_another_is_ca
     assert said == ["nic1 not calibrated; the host's record covers it: calibrating nic1 only"]
     client = QueryClient(fresh, "host", {"particles": TableSpec("particles", "particles", "*")})
     r = client.query("select particle_id & 15 as g, count(*) from particles group by g", explain=True)
-    assert r.decision["reason"] == "lowest predicted latency"
+    assert r.decision["reason"].startswith("lowest predicted latency")
     assert {"down", "back"} <= set(r.decision["predicted"])
 
 

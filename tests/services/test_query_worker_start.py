@@ -77,3 +77,17 @@ def test_a_client_can_have_the_workers_started_before_it_measures(colony):
         assert "worker_start" not in pred and "worker_start_host" not in pred
         r = c.query(SQL, placement)
         assert "worker_start" not in r.actual and "worker_start_host" not in r.actual
+
+
+def test_a_job_that_waited_for_a_start_is_no_rate_sample():
+    from colony.services.backlog import Backlog
+    now = [0.0]
+    b = Backlog(1, clock=lambda: now[0])
+    for _ in range(3):                       # warm jobs take what they were priced at
+        t = b.add(0.025, start=True)
+        now[0] += 0.025
+        b.finish(t)
+    t = b.add(0.025, start=True)             # the first on a fresh worker: 1.2 s
+    now[0] += 1.2
+    b.finish(t, sample=False)
+    assert b.rate == pytest.approx(1.0) and b.samples == 3

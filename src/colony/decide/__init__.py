@@ -225,6 +225,13 @@ def worker_start(terms: dict) -> float:
     return float(sum(terms.get(k, 0.0) for k in START_TERMS))
 
 
+def warm_total(terms: dict) -> float:
+    """A placement's predicted total less its worker starts: what decisions compare. A start
+    is paid once and serves every later query there; counted in the choice, a device with no
+    worker yet lost every query to a warm host and never started one."""
+    return float(terms["total"]) - worker_start(terms)
+
+
 def device_work(terms: dict) -> float:
     """Predicted seconds of work one placement puts on the device's own process: decode,
     execute, serialize, and send over its link."""
@@ -270,7 +277,7 @@ def host_slack(pred: dict, placement: str) -> float:
     p, d = pred[placement], pred.get("down")
     if d is None:
         return float("inf")
-    return max(0.0, d["total"] - p["total"] + p.get("wait", 0.0))
+    return max(0.0, warm_total(d) - warm_total(p) + p.get("wait", 0.0))
 
 
 def decide(est: Estimate, dev: DeviceModels | None, host: DeviceModels | None, load: HostLoad | None = None,
@@ -308,20 +315,22 @@ def decide(est: Estimate, dev: DeviceModels | None, host: DeviceModels | None, l
                         summary, caveats=notes, total_keys=keys, exec_keys=xkeys)
     if not pred:
         return Decision("down", "no calibrated models on this device yet: keep the work here", pred, summary)
-    best = min(pred, key=lambda k: pred[k]["total"])
+    best = min(pred, key=lambda k: warm_total(pred[k]))
     reason = "lowest predicted latency"
+    if any(worker_start(v) for v in pred.values()):
+        reason += " (a worker process's start, paid once, left out of the comparison)"
     if policy == "utilization":
         full = dev_load is not None and dev_load.queue_depth >= dev_load.limit
         if not full:
             best, reason = "down", "utilization policy: the device has room"
         else:
             rest = {k: v for k, v in pred.items() if k != "down"}
-            best = min(rest, key=lambda k: rest[k]["total"])
+            best = min(rest, key=lambda k: warm_total(rest[k]))
             reason = "utilization policy: device queue full, lowest predicted latency elsewhere"
     prob = None
     if best in ("back", "split") and storm.mode == "probabilistic":
-        t_down = pred["down"]["total"]
-        rel = max(0.0, (t_down - pred[best]["total"]) / max(t_down, 1e-9))
+        t_down = warm_total(pred["down"])
+        rel = max(0.0, (t_down - warm_total(pred[best])) / max(t_down, 1e-9))
         lf = load.queue_depth / max(load.threads, 1)
         prob = rel / (rel + storm.beta * lf) if (rel + lf) > 0 else 1.0
         rng = rng or np.random.default_rng()

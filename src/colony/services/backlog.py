@@ -71,12 +71,14 @@ class Backlog:
             if job is not None:
                 job.started, job.slowdown = now, max(1.0, float(slowdown))
 
-    def finish(self, ticket: int) -> None:
-        """The job is done: its predicted seconds count against the capacity it used."""
+    def finish(self, ticket: int, sample: bool = True) -> None:
+        """The job is done: its predicted seconds count against the capacity it used.
+        ``sample=False``: no rate sample (it waited for a worker process to start, a one-off
+        its prediction does not cover: it counted 20x a 25-ms query's price into the rate)."""
         with self._lock:
             self._advance(self.clock())
             job = self._jobs.pop(ticket, None)
-            if job is None or not job.measured or job.started is None or job.predicted <= 0:
+            if job is None or not sample or not job.measured or job.started is None or job.predicted <= 0:
                 return
             # one job counts at most the rate's upper bound: a cold start must not swamp the sums
             self._busy = self._busy * self.decay + min(job.used, self.bounds[1] * job.predicted * job.slowdown)

@@ -554,7 +554,7 @@ class QueryService(Service):
             if ticket is not None:
                 self.ctx.peers.call(host, "query", "unadmit", ticket)
             raise
-        self._dev_jobs.finish(dev_ticket)
+        self._dev_jobs.finish(dev_ticket, sample="worker_start" not in out.get("actual", {}))
         return out
 
     def _reserve_host(self, dec: Decision, redo, host: str) -> tuple[Decision, int | None]:
@@ -762,7 +762,7 @@ class QueryService(Service):
                 ticket = self._host_jobs.add(self._service_s, start=True, slowdown=slow, measured=False)
         else:
             self._host_jobs.start(ticket, slowdown=slow)
-        done = False
+        done, tm = False, {}
         try:
             # in process, decode the objects here; a worker decodes them itself (in its timed
             # execution), so decoding them here too only cost the host ~1 ms a query
@@ -810,7 +810,10 @@ class QueryService(Service):
             with self._lock:
                 self._inflight -= 1
                 self._running -= 1
-            (self._host_jobs.finish if done else self._host_jobs.drop)(ticket)
+            if done:
+                self._host_jobs.finish(ticket, sample="start_s" not in tm)
+            else:
+                self._host_jobs.drop(ticket)
             if reserved:
                 self.release()
 
