@@ -99,9 +99,12 @@ def _hosted_legs(act: dict, hosted: dict, back_leg: float) -> dict:
     return {"transfer": max(0.0, handover), "result": back_leg}
 
 
-def _add_worker_start(act: dict, hosted: dict) -> None:
-    """The host's wait for a freshly started query worker (``worker_start_host``, beside the
-    device's ``worker_start``): measured apart from the executions, learnt by no correction."""
+def _add_host_terms(act: dict, hosted: dict) -> None:
+    """The host's measured terms of a placement it ran, and its wait for a freshly started
+    query worker (``worker_start_host``, beside the device's ``worker_start``: measured apart
+    from the executions, learnt by no correction)."""
+    act.update(deser_host=hosted["deser_host"], exec_host=hosted["exec_host"], host_threads=hosted["threads"],
+               wait=max(0.0, hosted.get("queued_s", 0.0)))
     if hosted.get("worker_start"):
         act["worker_start_host"] = float(hosted["worker_start"])
 
@@ -259,9 +262,7 @@ class QueryClient:
         if "hosted" in r:                          # the device handed its objects to the host itself
             h = r["hosted"]
             table = h["result"]
-            act.update(deser_host=h["deser_host"], exec_host=h["exec_host"], host_threads=h["threads"],
-                       wait=max(0.0, h.get("queued_s", 0.0)))
-            _add_worker_start(act, h)
+            _add_host_terms(act, h)
             act.update(_hosted_legs(act, h, act["transfer"]))
         elif pl == "down":
             t0 = time.perf_counter()
@@ -272,9 +273,7 @@ class QueryClient:
             h = self.colony.call(self.host, "query", "run_pushed", r["plan"], inputs, r.get("reserved", False),
                                  query_id=qid)
             table = h["result"]
-            act.update(deser_host=h["deser_host"], exec_host=h["exec_host"], host_threads=h["threads"],
-                       wait=max(0.0, h.get("queued_s", 0.0)))
-            _add_worker_start(act, h)
+            _add_host_terms(act, h)
         act["total"] = time.perf_counter() - t_start
         pred = (r["decision"].get("predicted") or {}).get(pl)
         if pred:       # travels with the next request: the device corrects its end-to-end prediction

@@ -774,7 +774,7 @@ class QueryService(Service):
                 threads = max(1, self.ctx.threads - self._busy_threads)
                 self._busy_threads += threads
             try:
-                t0, tm = time.perf_counter(), {}
+                t0 = time.perf_counter()
                 if self._workers is not None:
                     res = codec.unpack_one(self._workers.run(
                         bytes(plan_bytes), inputs, threads=threads, memory_limit=self.memory_limit,
