@@ -97,18 +97,20 @@ def test_a_limit_over_a_scan_prices_the_batches_it_reads(data):
     assert _est("select * from particles where vx > 50 limit 1000000", st).ops["scan"] == full.ops["scan"]
 
 
-@pytest.mark.parametrize("sql", [
-    "select particle_id % 5 as g, count(*) from particles where z < 0.3 group by g",
-    "select particle_id / 7 as g, count(*), sum(vx) from particles where x < 0.5 group by g",
-    "select id from particles where particle_id % 10 = 3",
-    "select id from particles where particle_id / 1000 < 20",
+@pytest.mark.parametrize("sql,rel", [
+    ("select particle_id % 5 as g, count(*) from particles where z < 0.3 group by g", 0.12),
+    ("select particle_id / 7 as g, count(*), sum(vx) from particles where x < 0.5 group by g", 0.12),
+    # drawn from the column's KLL sketch, whose compactions are random (datasketches seeds them
+    # itself): over 40 builds of these statistics -7.3..+10.3 %, and +12.3 % once in a suite
+    ("select id from particles where particle_id % 10 = 3", 0.2),
+    ("select id from particles where particle_id / 1000 < 20", 0.12),
 ])
-def test_decimal_arithmetic_keeps_its_columns(data, sql):
+def test_decimal_arithmetic_keeps_its_columns(data, sql, rel):
     # uint64 arithmetic is planned in decimals; the tag that prices it apart hid its columns,
     # so such a key had no distinct count (a 5-group aggregation priced as 90k groups) and
-    # such a predicate the 1/3 default; samples of an integer column are whole numbers
+    # such a predicate the 1/3 default (3.3x here); samples of an integer column are whole numbers
     t, st = data
-    assert _est(sql, st).rows == pytest.approx(_rows(sql, t), rel=0.12)
+    assert _est(sql, st).rows == pytest.approx(_rows(sql, t), rel=rel)
 
 
 def test_a_limit_counts_once_not_per_row(data):

@@ -91,3 +91,18 @@ def test_a_job_that_waited_for_a_start_is_no_rate_sample():
     now[0] += 1.2
     b.finish(t, sample=False)
     assert b.rate == pytest.approx(1.0) and b.samples == 3
+
+
+def test_a_calibration_borrows_the_idle_worker_and_gives_it_back(colony):
+    """A calibration starts no worker where the device has one idle, and leaves one warm:
+    recalibrating started a process each time (~1.2 s), and the first query after a
+    calibration waited for a start of its own. Last in this module: it recalibrates nic0
+    (with the fixture's sizes)."""
+    _fresh_workers(colony)
+    svc = colony.host("nic0").services["query"]
+    colony.call("nic0", "query", "calibrate", n_runs=12, max_rows=20_000, seed=1)
+    [first] = [w.pid for w in svc._workers._idle]            # the calibration's worker, handed over
+    assert svc._record_start_s > 0.05 and not svc._workers.cold()
+    colony.call("nic0", "query", "calibrate", n_runs=12, max_rows=20_000, seed=1)
+    assert [w.pid for w in svc._workers._idle] == [first]    # lent, used and given back: no start
+    assert svc._record_start_s > 0.05                        # the record keeps a measured start

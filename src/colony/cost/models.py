@@ -29,7 +29,6 @@ import operator
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import nnls
 
 from colony.errors import InvalidArgument, StaleCalibration
 from colony.query.estimate import OPS
@@ -96,6 +95,14 @@ def _values(ops: dict) -> tuple:
         return tuple(map(float, _ALL_FEATURES(ops)))
     except KeyError:
         return tuple(float(ops.get(k, 0.0)) for k in FEATURES)
+
+
+def nnls(A: np.ndarray, b: np.ndarray):
+    """scipy's non-negative least squares, imported when a model is fitted: every device
+    process imports this module to price queries, and scipy.optimize alone costs ~0.6 s of
+    a process's start (prediction never needs it)."""
+    from scipy.optimize import nnls as solve
+    return solve(A, b)
 
 
 def _x(ops: dict) -> np.ndarray:

@@ -285,6 +285,27 @@ class WorkerPool:
         self._give_back(w)
         return time.monotonic() - t0
 
+    def adopt(self, src: "WorkerPool | None") -> bool:
+        """Take one idle worker of ``src`` (another pool of this device's: its calibration's)
+        where this pool has room to keep it: one start serves both. A worker holds nothing of
+        its pool's (it maps files by their unique names), so it may change pools."""
+        if src is None or src is self:
+            return False
+        with src._lock:
+            w = next((x for x in src._idle if x.p.poll() is None), None)
+            if w is not None:
+                src._idle.remove(w)
+        if w is None:
+            return False
+        with self._freed:
+            kept = len(self._idle) < self.keep
+            if kept:
+                self._idle.append(w)
+                self._freed.notify()
+        if not kept:
+            w.kill()
+        return kept
+
     def cold(self) -> bool:
         """Whether a run now would start a worker process: none idle, and a slot free (all
         taken, it waits for one to come back instead)."""

@@ -61,6 +61,18 @@ class Service:
 
 _SERVICES: dict[str, type[Service]] = {}
 
+# The built-in services by name, with the module that registers each. Naming a service needs no
+# import (validating a config is what every CLI command does first, and importing the query
+# service's module costs seconds: DataFusion, scipy); placing one imports its module.
+BUILTIN: dict[str, str] = {
+    "device": "colony.services.device",
+    "jobstore": "colony.services.jobstore",
+    "nearstore": "colony.services.nearstore",
+    "objects": "colony.services.objects",
+    "query": "colony.services.query",
+    "sift": "colony.services.sift",
+}
+
 
 def service(cls: type[Service]) -> type[Service]:
     """Class decorator: make a service placeable by its ``name``."""
@@ -77,8 +89,8 @@ def endpoint(fn: Callable) -> Callable:
 
 
 def service_names() -> list[str]:
-    _load_builtin()
-    return sorted(_SERVICES)
+    """Every placeable service's name: the built-in ones and any registered since."""
+    return sorted(set(BUILTIN) | set(_SERVICES))
 
 
 def calls_stream(name: str) -> bool:
@@ -90,19 +102,10 @@ def calls_stream(name: str) -> bool:
 
 
 def service_class(name: str) -> type[Service]:
-    _load_builtin()
+    if name not in _SERVICES and name in BUILTIN:
+        import importlib
+        importlib.import_module(BUILTIN[name])
     try:
         return _SERVICES[name]
     except KeyError:
-        raise ServiceError(f"unknown service {name!r}; known services: {sorted(_SERVICES)}") from None
-
-
-def _load_builtin() -> None:
-    """Import colony.services.* so their @service decorators run."""
-    import importlib
-    import pkgutil
-
-    import colony.services as pkg
-    for m in pkgutil.iter_modules(pkg.__path__):
-        if m.name not in ("base", "host", "protocol"):
-            importlib.import_module(f"colony.services.{m.name}")
+        raise ServiceError(f"unknown service {name!r}; known services: {service_names()}") from None

@@ -183,9 +183,13 @@ class QueryService(Service):
         on the host, which runs what devices hand back), else in process."""
         from colony.cost.calibrate import calibrate, runs_to_record
         links = (self.models.link, self.models.link_host) if self.models else (None, None)
+        # a pool of its own (its objects, random tables, are cached apart and dropped with it),
+        # with the service's idle worker lent to it and its worker given back at the end: a
+        # calibration starts no process where one is idle, and the next query finds one warm
         pool = WorkerPool(keep=1, prestart=False) if self.isolate else None
         runner = None
         if pool is not None:
+            pool.adopt(self._workers)
             cache = self.ctx.role != "host"
 
             def runner(plan_bytes, objects, threads):
@@ -194,9 +198,10 @@ class QueryService(Service):
         try:
             models, runs = calibrate(self.ctx.name, self.ctx.threads, n_runs=n_runs, min_rows=min_rows,
                                      max_rows=max_rows, seed=seed, runner=runner)
-            started = pool.start_s() if pool is not None else None
+            started = (pool.start_s() or self._workers.start_s()) if pool is not None else None
         finally:
             if pool is not None:
+                self._workers.adopt(pool)
                 pool.close()
         models.report["path"] = ("worker process, objects cached" if runner and cache else
                                  "worker process, objects copied per query" if runner else "in process")
