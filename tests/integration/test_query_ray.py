@@ -19,8 +19,8 @@ def rt(ray_colony):
     d = default_dict()
     d["colony"]["name"] = "querytest"
     d["devices"]["nic0"]["link_gbps"] = 8.0
-    # the host and the SmartNIC the pool lives on: three more devices' actors only cost the
-    # start (~15 s of this module on 2 cores)
+    # the host and the SmartNIC the pool lives on: the test uses no other device (the set-up's
+    # time is mostly the added Ray node's start; three more actors cost CPU, not time, here)
     d["devices"] = {n: d["devices"][n] for n in ("host0", "nic0")}
     d["pools"] = {"particles": {"members": ["nic0"], "policy": "tft"}}
     d["services"] = {"query": {"devices": "all"}}
