@@ -1,7 +1,7 @@
 """A worker moves between two pools of one device (``WorkerPool.adopt``): a calibration's
 pool borrows the query service's idle worker and gives it back, so a calibration starts no
 process where one is idle (each started one: ~1.2 s of pyarrow and DataFusion imports here)
-and the first query after it finds a warm worker."""
+and what runs after it (the call-path probes, a query) finds a warm worker."""
 
 from colony import codec
 from colony.data import uniform

@@ -185,7 +185,7 @@ class QueryService(Service):
         links = (self.models.link, self.models.link_host) if self.models else (None, None)
         # a pool of its own (its objects, random tables, are cached apart and dropped with it),
         # with the service's idle worker lent to it and its worker given back at the end: a
-        # calibration starts no process where one is idle, and the next query finds one warm
+        # calibration starts no process where one is idle, and what runs next finds one warm
         pool = WorkerPool(keep=1, prestart=False) if self.isolate else None
         runner = None
         if pool is not None:
