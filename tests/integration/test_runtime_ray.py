@@ -155,7 +155,9 @@ def test_token_auth_rejects_a_client_with_the_wrong_token(ray_colony):
                               capture_output=True, text=True, timeout=120)
     good = client(RAY_AUTH_MODE="token")           # the colony's token (the default token file)
     assert "CONNECTED" in good.stdout, good.stdout + good.stderr[-2000:]
-    bad = client(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN="0" * 64)
+    # a refused client retries its GCS connect once a second, 20 times by default (~20 s of
+    # the suite); Ray's own knob bounds that to 2 tries (each still refused, as asserted)
+    bad = client(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN="0" * 64, RAY_gcs_server_port_wait_time_s="2")
     assert "REFUSED" in bad.stdout and "CONNECTED" not in bad.stdout, bad.stdout + bad.stderr[-2000:]
 
 
