@@ -6,6 +6,7 @@ included, on every query the benchmarks and tests plan (particles, the corpus, T
 on literals of every type; the same marked fields; and on mutated bytes the same dict or
 the same BadPlan as DataFusion's path, never a crash."""
 
+import importlib
 from importlib import resources
 
 import orjson
@@ -69,6 +70,28 @@ def test_the_decoder_ran_and_marks_windows_and_subqueries(plans):
         assert {k for k, bit in (("windowFunction", 8), ("subquery", 16)) if marks & bit} == _marks(text), sql
         seen |= _marks(text)
     assert seen == {"windowFunction", "subquery"}       # both marks exercised
+
+
+def test_the_decoders_marks_find_the_same_split_points_without_serializing(plans, monkeypatch):
+    """The native decoder's marks are the one relation's own: split points read them as they
+    are (exact) and find what serializing the relation finds, and an estimate of a plan with a
+    subquery serializes nothing to find them."""
+    from colony.query.stats import TableStats
+    est = importlib.import_module("colony.query.estimate")     # the package exports a function of that name
+    seen = 0
+    for sql, pb in plans:
+        pj = plan_json(pb)
+        marks, exact = _decoded.last[1], _decoded.last[2]
+        rel = pj["relations"][0]["root"]["input"]
+        assert exact and est.split_points(rel, marks, exact) == est.split_points(rel), sql
+        seen += bool(marks)
+    assert seen >= 3                                   # plans with windows or subqueries among them
+    sub = qplan.to_substrait(LITERALS[5], {"particles": uniform(10).schema})
+    dumps = []
+    real = est.json.dumps
+    monkeypatch.setattr(est.json, "dumps", lambda *a, **k: dumps.append(a) or real(*a, **k))
+    out = est.estimate(sub, {"particles": TableStats.build([uniform(2_000, seed=3)])})
+    assert out.supported and not dumps
 
 
 def test_a_message_field_twice_and_another_spec_version_go_through_datafusion(plans):

@@ -204,7 +204,9 @@ class OpsExec:
         return self.intercept + X @ self._serial + (X @ self._parallel) / np.maximum(np.asarray(threads, float), 1)
 
     def predict_one(self, x: tuple, threads: float) -> float:
-        return self.intercept + _dot(x, self.serial) + _dot(x, self.parallel) / max(float(threads), 1.0)
+        """One vector's prediction: one sum over the per-operator costs at ``threads``
+        (:meth:`per_op`, kept per thread count), not one each for the serial and parallel parts."""
+        return self.intercept + _dot(x, self.per_op(float(threads)))
 
     def to_json(self) -> dict:
         return {"kind": "ops", "serial": self.serial, "parallel": self.parallel, "intercept": self.intercept}

@@ -2322,13 +2322,14 @@ def plan_json(plan_bytes: bytes, native: bool = True) -> dict:
         else:
             v = pj.get("version") or {}
             if (v.get("majorNumber", 0), v.get("minorNumber", 0)) == VERSION[:2]:
-                _decoded.last = (pj, frozenset(k for k, bit in MARKS.items() if marks & bit))
+                # the decoder marks message fields, not text: exactly what the one relation holds
+                _decoded.last = (pj, frozenset(k for k, bit in MARKS.items() if marks & bit), True)
                 return pj
     from datafusion import substrait as ss
     try:
         text = ss.Serde.deserialize_bytes(plan_bytes).to_json()
         pj = orjson.loads(text)        # half json.loads' time (cold), the same values
-        _decoded.last = (pj, _marks(text))    # lets estimate() skip re-serializing the plan
+        _decoded.last = (pj, _marks(text), False)    # lets estimate() skip re-serializing the plan
         return pj
     except Exception as e:  # noqa: BLE001 - any decode failure is a bad plan
         raise BadPlan(f"malformed Substrait plan ({len(plan_bytes)} bytes): {str(e)[:200]}; "
@@ -2394,7 +2395,7 @@ def is_pure(rel: dict, windows: bool = True) -> bool:
     return False
 
 
-def split_points(rel: dict, marks: frozenset | None = None) -> list[tuple[list, dict]] | None:
+def split_points(rel: dict, marks: frozenset | None = None, exact: bool = False) -> list[tuple[list, dict]] | None:
     """Paths to the single-table read/filter/project subtrees a split runs on the device,
     below any aggregates, sorts, limits, unions and joins (the host runs those).
 
@@ -2404,9 +2405,11 @@ def split_points(rel: dict, marks: frozenset | None = None) -> list[tuple[list, 
 
     ``marks``: the marked fields of the plan holding ``rel`` (``plan_json`` records them);
     where neither a window function nor a subquery is in the plan, ``rel`` is not serialized
-    to look for them.
+    to look for them. ``exact``: ``marks`` are ``rel``'s own (the native decoder's fields of a
+    plan whose one relation ``rel`` is), so it is not serialized even where the plan has some
+    (re-serializing a TPC-DS plan with a subquery was ~2 % of its estimate).
     """
-    if marks is None or marks:
+    if marks is None or (marks and not exact):
         marks = _marks(json.dumps(rel))  # once: what each level's check would search
     windows = "windowFunction" in marks
     if is_pure(rel, windows) or "subquery" in marks:
@@ -2466,8 +2469,8 @@ def _estimate(plan_bytes_or_json, stats: dict[str, TableStats], seed: int = 0) -
     est = Estimator(stats, seed)
     est.fn_names = names
     last = getattr(_decoded, "last", None)
-    marks = last[1] if last is not None and last[0] is pj else None
-    sp = split_points(root["input"], marks)
+    marks, exact = (last[1], last[2]) if last is not None and last[0] is pj else (None, False)
+    sp = split_points(root["input"], marks, exact)
     est._cuts = {id(sub) for _, sub in sp or []}
     est.windows = marks is None or "windowFunction" in marks
     try:
