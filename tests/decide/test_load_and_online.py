@@ -73,6 +73,14 @@ def test_a_worker_start_is_priced_once_but_does_not_decide():
     hosted = decide(_est(), dev, host, HostLoad(free_threads=2, threads=2, start_s=0.9))
     assert hosted.predicted["back"]["worker_start_host"] == 0.9 and "worker_start_host" not in hosted.predicted["down"]
     assert hosted.placement == "down"
+    # the utilization policy says so where it compared placements (a full queue), not where it
+    # kept the query down without comparing
+    room = decide(_est(), dev, host, HostLoad(free_threads=2, threads=2, start_s=0.9), policy="utilization",
+                  dev_load=DeviceLoad(threads=1, limit=4))
+    assert room.placement == "down" and room.reason == "utilization policy: the device has room"
+    full = decide(_est(), dev, host, HostLoad(free_threads=2, threads=2, start_s=0.9), policy="utilization",
+                  dev_load=DeviceLoad(queue_depth=4, threads=1, limit=4))
+    assert full.placement != "down" and "device queue full" in full.reason and "paid once" in full.reason
 
 
 def test_residuals_are_bounded_decay_and_flag_drift():

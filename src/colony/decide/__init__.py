@@ -316,17 +316,17 @@ def decide(est: Estimate, dev: DeviceModels | None, host: DeviceModels | None, l
     if not pred:
         return Decision("down", "no calibrated models on this device yet: keep the work here", pred, summary)
     best = min(pred, key=lambda k: warm_total(pred[k]))
-    reason = "lowest predicted latency"
-    if any(worker_start(v) for v in pred.values()):
-        reason += " (a worker process's start, paid once, left out of the comparison)"
+    reason, compared = "lowest predicted latency", pred
     if policy == "utilization":
         full = dev_load is not None and dev_load.queue_depth >= dev_load.limit
         if not full:
-            best, reason = "down", "utilization policy: the device has room"
+            best, reason, compared = "down", "utilization policy: the device has room", {}
         else:
-            rest = {k: v for k, v in pred.items() if k != "down"}
-            best = min(rest, key=lambda k: warm_total(rest[k]))
+            compared = {k: v for k, v in pred.items() if k != "down"}
+            best = min(compared, key=lambda k: warm_total(compared[k]))
             reason = "utilization policy: device queue full, lowest predicted latency elsewhere"
+    if any(worker_start(v) for v in compared.values()):
+        reason += " (a worker process's start, paid once, left out of the comparison)"
     prob = None
     if best in ("back", "split") and storm.mode == "probabilistic":
         t_down = warm_total(pred["down"])
