@@ -23,13 +23,13 @@ from colony.machine import describe
 
 def measure(data: str, queries: str) -> dict:
     from colony.bench.query_families import read_families
-    from colony.cli.query import _runtime
+    from colony.drivers.emulated import query_colony_on_ray
     from colony.data.tables import read_dir
     from colony.drivers.query import QueryClient
     from colony.errors import ColonyError
     from colony.query.plan import TableSpec
     tables = read_dir(data)
-    colony, host, close = _runtime(tables, "nic0")
+    colony, host, close = query_colony_on_ray(tables, "nic0")
     try:
         client = QueryClient(colony, host, {n: TableSpec(n, n, "*") for n in tables})
         before = next(s for s in colony.status() if s["device"] == "nic0")["gc"]

@@ -10,8 +10,6 @@ from typing import Optional
 import typer
 
 
-
-
 def _tables(rows: int, seed: int, data: str | None) -> dict:
     """``--data DIR``: one Parquet file or folder per table (table name = file name);
     otherwise ``rows`` uniform particles as table ``particles``."""
@@ -26,41 +24,17 @@ def _tables(rows: int, seed: int, data: str | None) -> dict:
         raise typer.BadParameter(str(e)) from None
 
 
-def _runtime(tables: dict, device: str):
-    """The embedded default colony (Ray) with the query service on every device and the
-    tables on ``device`` (one pool each)."""
-    import colony as colony_pkg
-    from colony.data.tables import parts
-    from colony.config.builders import embedded
-    from colony.drivers.emulated import NIC_LINKS_GBPS
-    # cost models go into each device's calibration record, beside its device suite
-    cfg = embedded(links_gbps={f"nic{i}": g for i, g in enumerate(NIC_LINKS_GBPS)},
-                   pools={name: [device] for name in tables}, services={"query": {"devices": "all"}})
-    c = colony_pkg.connect(cfg, temp_dir="/tmp/ray-colony-query")
-    host = next(d.name for d in c.devices() if d.role == "host")
-    for name, t in tables.items():
-        for i, part in enumerate(parts(t)):
-            c.put(name, f"part-{i:05d}", part)
-    return c, host, c.shutdown   # the runtime paces every call on the devices' links
-
-
-def _local(tables: dict, device: str):
-    from colony.drivers.emulated import DEFAULT_MODELS_DIR, emulated_colony, load_tables
-    colony = emulated_colony(query_options={"models_dir": DEFAULT_MODELS_DIR})
-    load_tables(colony, device, tables)
-    return colony, "host", lambda: None
-
-
 def _open(rows: int, device: str, seed: int, calib_runs: int, local: bool, recalibrate: bool = False,
           data: str | None = None, calib_rows: int = 1_000_000, timing: dict | None = None, cover: bool = False):
     """A colony with the tables on ``device`` and calibrated query models (cached per device).
     ``timing`` gets ``calibration_s`` (None when every device's record was still valid)."""
     from rich.console import Console
 
+    from colony.drivers.emulated import query_colony_in_process, query_colony_on_ray
     from colony.drivers.query import QueryClient, ensure_calibrated
     from colony.query.plan import TableSpec
     tables = _tables(rows, seed, data)
-    colony, host, close = (_local if local else _runtime)(tables, device)
+    colony, host, close = (query_colony_in_process if local else query_colony_on_ray)(tables, device)
     from rich.progress import Progress
     with Progress(console=Console(stderr=True), transient=True, auto_refresh=False) as bar:
         task = bar.add_task("calibrating cost models on every device (kept in each device's calibration record)",

@@ -1,5 +1,7 @@
-"""An in-process emulated colony for queries when the Ray runtime is not in use:
-1 host + N SmartNICs as LocalColony devices, each SmartNIC's links paced at its rate.
+"""Emulated colonies for queries: in process when the Ray runtime is not in use (1 host + N
+SmartNICs as LocalColony devices, each SmartNIC's links paced at its rate), or the embedded
+default colony on Ray, with tables loaded on one device (what `colony query` and the query
+benchmarks open).
 
 Emulation settings (threads, link bandwidth) shape the timings only; the cost models
 learn them by calibration like on real devices.
@@ -53,3 +55,29 @@ def load_particles(colony, device: str, rows: int, objects: int = 4, seed: int =
     for i in range(objects):
         store.put(pool, f"part-{i:05d}", t.slice(bounds[i], bounds[i + 1] - bounds[i]))
     return t
+
+
+def query_colony_on_ray(tables: dict, device: str, temp_dir: str = "/tmp/ray-colony-query"):
+    """The embedded default colony (Ray) with the query service on every device and each table
+    on ``device`` (a pool of its name). Returns ``(colony, host, close)``; the runtime paces
+    every call on the devices' links."""
+    import colony as colony_pkg
+    from colony.config.builders import embedded
+    from colony.data.tables import parts
+    # cost models go into each device's calibration record, beside its device suite
+    cfg = embedded(links_gbps={f"nic{i}": g for i, g in enumerate(NIC_LINKS_GBPS)},
+                   pools={name: [device] for name in tables}, services={"query": {"devices": "all"}})
+    c = colony_pkg.connect(cfg, temp_dir=temp_dir)
+    host = next(d.name for d in c.devices() if d.role == "host")
+    for name, t in tables.items():
+        for i, part in enumerate(parts(t)):
+            c.put(name, f"part-{i:05d}", part)
+    return c, host, c.shutdown
+
+
+def query_colony_in_process(tables: dict, device: str):
+    """:func:`emulated_colony` with its models kept under :data:`DEFAULT_MODELS_DIR` and each
+    table on ``device``. Returns ``(colony, host, close)`` like :func:`query_colony_on_ray`."""
+    colony = emulated_colony(query_options={"models_dir": DEFAULT_MODELS_DIR})
+    load_tables(colony, device, tables)
+    return colony, "host", lambda: None
