@@ -36,13 +36,16 @@ def emulated_colony(n_nics: int = 4, host_threads: int = 2, nic_threads: int = 1
 
 def load_tables(colony, device: str, tables: dict) -> None:
     """Put each table on ``device`` in a pool of its name, as objects part-00000...
-    (:func:`colony.data.tables.parts`)."""
+    (:func:`colony.data.tables.parts`): into the device's store in process, through the
+    runtime's put on a Ray colony (whose config makes ``device`` each pool's one member)."""
     from colony.data.tables import parts
-    store = colony.store(device)
+    store = colony.store(device) if hasattr(colony, "store") else None
     for name, t in tables.items():
-        store.create_pool(name)
+        if store is not None:
+            store.create_pool(name)
+        put = store.put if store is not None else colony.put
         for i, part in enumerate(parts(t)):
-            store.put(name, f"part-{i:05d}", part)
+            put(name, f"part-{i:05d}", part)
 
 
 def load_particles(colony, device: str, rows: int, objects: int = 4, seed: int = 0, pool: str = "particles",
@@ -63,15 +66,12 @@ def query_colony_on_ray(tables: dict, device: str, temp_dir: str = "/tmp/ray-col
     every call on the devices' links."""
     import colony as colony_pkg
     from colony.config.builders import embedded
-    from colony.data.tables import parts
     # cost models go into each device's calibration record, beside its device suite
     cfg = embedded(links_gbps={f"nic{i}": g for i, g in enumerate(NIC_LINKS_GBPS)},
                    pools={name: [device] for name in tables}, services={"query": {"devices": "all"}})
     c = colony_pkg.connect(cfg, temp_dir=temp_dir)
     host = next(d.name for d in c.devices() if d.role == "host")
-    for name, t in tables.items():
-        for i, part in enumerate(parts(t)):
-            c.put(name, f"part-{i:05d}", part)
+    load_tables(c, device, tables)
     return c, host, c.shutdown
 
 
