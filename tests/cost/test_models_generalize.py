@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from colony.cost.calibrate import calibrate
+from colony.cost.calibrate import LTEMPLATES, TEMPLATES, calibrate
 from colony.cost.models import DeviceModels, NNLSExec, OpsExec, fit_exec
 from colony.data import PARTICLE_SCHEMA, uniform
 from colony.query import estimate, to_substrait
@@ -100,6 +100,11 @@ def test_calibration_spans_every_operator_family_and_reports_its_choice():
     groups = [r["ops"]["groups"] / r["input_rows"] for r in runs if r["ops"]["groups"] > 1]
     assert min(groups) < 0.01 and max(groups) > 0.2          # a few groups up to a large share of the rows
     assert {r["threads"] for r in runs} == {1, 2}
+    # every template once, then the reserve (10 of the 60 runs) for the features seen least
+    assert {r["template"] for r in runs[:50]} == set(TEMPLATES) | set(LTEMPLATES)
+    topped = models.report["support"]["top_up"]
+    assert sum(topped.values()) == 10
+    assert sum(1 for r in runs[50:] for f in topped if r["ops"][f] > 0) >= 5
     assert models.report["kept"] in ("ops", "nnls", "blend", "forest") and "cross-validation" in models.report["selection"]
     assert all(models.report[k]["ape_median"] >= 0 for k in ("ops", "nnls", "blend", "forest"))
     assert isinstance(models.exec_linear, (OpsExec, NNLSExec))

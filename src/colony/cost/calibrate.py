@@ -20,16 +20,26 @@ from typing import Callable
 import numpy as np
 
 from colony import codec
-from colony.cost.models import FEATURES, FIT_REVISION, DeviceModels, LinearModel, _values, fit_exec_both
+from colony.cost.models import FEATURES, FIT_REVISION, DeviceModels, LinearModel, _values, family, fit_exec_both
 from colony.data import tpch, uniform
 from colony.errors import StaleCalibration
 from colony.query import plan as qplan
 from colony.query.estimate import estimate
 from colony.query.stats import TableStats
 
-# bump when what a run times changes (a term measured differently): records fitted on the
-# old measurements are stale (part of the runtime's fingerprint)
-MEASURE_REVISION = 3
+# The last TOP_UP of a calibration's runs go to the features positive in fewer than
+# MIN_SUPPORT of its runs (:func:`thin_feature`). A template per operator in turn gave each
+# ~2 runs of 100, and a term that only larger inputs reach was positive in fewer: `join_big`
+# (a hash build past TABLE_BIG rows) in 0-2 of every device's 100-120 runs. Fitted on one
+# run (an L4 join, 624k rows), nic0's slope was 69 ns a unit where the probe costs imply
+# ~5, and priced 1M-row self-joins at 0.9-8.5x their time, median 5.7x (run 163)
+MIN_SUPPORT = 3
+TOP_UP = 0.25
+
+# bump when what a run times changes (a term measured differently) or which runs are timed:
+# records fitted on the old measurements are stale (part of the runtime's fingerprint).
+# 4: the reserve for thin features (TOP_UP)
+MEASURE_REVISION = 4
 
 TEMPLATES = {
     "T1": "select * from particles where x >= {p} and y < {p} and z <= {p}",
@@ -303,6 +313,47 @@ def measure_run(sql: str, partitions, stats, threads: int, repeats: int = 2, run
             "bytes": buf.size, "input_rows": est.input_rows}
 
 
+def support(runs: list[dict]) -> dict[str, int]:
+    """How many of ``runs`` each feature is positive in."""
+    return {f: sum(1 for r in runs if r["ops"].get(f, 0.0) > 0) for f in FEATURES}
+
+
+def thin_feature(runs: list[dict], tables: list[tuple[str, int]], pools: dict, tried: dict,
+                 rng: np.random.Generator) -> tuple[str, str, int] | None:
+    """(feature, template, table index) for a run that may add support to the feature seen in
+    the fewest runs, below :data:`MIN_SUPPORT`; None when no such feature is left to try.
+    Features some run produced come first (a run of one of their templates adds support
+    nearly always), then those none did (a guess at a template, which may take several).
+
+    The template is one that produced the feature (one of its runs, at random), on a table at
+    least as large as the smallest that did: the `*_big` terms only appear on large inputs.
+    A feature no run produced takes a template of a run with the most of its operator's other
+    terms (``family``: `agg_mid` beside a group-by's, where `agg_big` is missing) on the
+    larger half of the tables. ``tables``: each run's (pool, index); ``tried``: runs
+    spent per feature so far, at most 2 x MIN_SUPPORT each (MIN_SUPPORT while none produced
+    it), so a feature its templates rarely reach cannot take the whole reserve."""
+    sup = support(runs)
+    for f in sorted(FEATURES, key=lambda f: (sup[f] == 0, sup[f], FEATURES.index(f))):
+        if sup[f] >= MIN_SUPPORT or tried.get(f, 0) >= (2 if sup[f] else 1) * MIN_SUPPORT:
+            continue
+        src = [i for i, r in enumerate(runs) if r["ops"].get(f, 0.0) > 0]
+        upper = not src
+        if upper:
+            sib = family(f)
+            near = [sum(r["ops"].get(g, 0.0) > 0 for g in sib) for r in runs]
+            src = [i for i, n in enumerate(near) if n and n == max(near)]
+        if not src:
+            continue
+        tried[f] = tried.get(f, 0) + 1
+        i = src[int(rng.integers(len(src)))]
+        kind = tables[i][0]
+        lo = min(tables[j][1] for j in src if tables[j][0] == kind)
+        n = len(pools[kind])
+        lo = max(lo, n // 2) if upper else lo
+        return f, runs[i]["template"], int(rng.integers(lo, n))
+    return None
+
+
 def calibrate(device: str, threads: int, n_runs: int = 120, min_rows: int = 20_000, max_rows: int = 400_000,
               seed: int = 0, progress: Callable[[int, int], None] | None = None,
               fetch: Callable[[int], float] | None = None, link_sizes=None, runner: Runner | None = None,
@@ -323,20 +374,38 @@ def calibrate(device: str, threads: int, n_runs: int = 120, min_rows: int = 20_0
     tids = list(TEMPLATES) + list(LTEMPLATES)
     per_template = max(1, n_runs // len(tids))
     pick = {kind: size_strata(len(tables), per_template, rng) for kind, tables in pools.items()}
-    for r in range(n_runs):      # every template in turn (reshuffled each round), constants at random
-        if not order:
-            order = [str(t) for t in rng.permutation(tids)]
-        tid = order.pop()
+    tables: list[tuple[str, int]] = []
+    tried: dict[str, int] = {}
+    topped: dict[str, int] = {}
+    n_main = max(n_runs - int(TOP_UP * n_runs), min(n_runs, len(tids)))      # every template once first
+    for r in range(n_runs):
+        # every template in turn (reshuffled each round), constants at random; the last
+        # TOP_UP of the runs for the features seen least (MIN_SUPPORT), or in turn when none is
+        thin = thin_feature(runs, tables, pools, tried, rng) if r >= n_main else None
+        if thin is not None:
+            feat, tid, j = thin
+            kind = "tpch" if tid.startswith("L") else "particles"
+            topped[feat] = topped.get(feat, 0) + 1
+        else:
+            if not order:
+                order = [str(t) for t in rng.permutation(tids)]
+            tid = order.pop()
+            kind = "tpch" if tid.startswith("L") else "particles"
+            j = pick[kind](tid)
         sql = instantiate(tid, rng)
-        kind = "tpch" if tid.startswith("L") else "particles"
-        parts, st, packed = pools[kind][pick[kind](tid)]
+        parts, st, packed = pools[kind][j]
         th = int(rng.integers(1, threads + 1))
         runs.append(dict(measure_run(sql, parts, st, th, reps, runner, packed), template=tid))
+        tables.append((kind, j))
         if progress:
             progress(r + 1, n_runs)
     models = fit(device, threads, runs, seed=seed)
     # what this record covers: a recalibration (drift) repeats it instead of caller defaults
     models.report["sizes"] = {"runs": n_runs, "min_rows": min_rows, "max_rows": max_rows, "seed": seed}
+    # the runs the reserve gave each thin feature, and the features still thin after it
+    sup = support(runs)
+    models.report["support"] = {"top_up": topped, "min_support": MIN_SUPPORT,
+                                "thin": {f: n for f, n in sup.items() if n < MIN_SUPPORT}}
     if fetch is not None:
         models.link, lrep = calibrate_link(fetch, link_sizes)
         models.report["link"] = lrep

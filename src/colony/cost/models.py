@@ -74,6 +74,16 @@ _SHAPE = tuple((name, tuple(FEATURES.index(f) for f in fs)) for name, fs in (
     ("func", ("func",)), ("case", ("case",)), ("div", ("div",)), ("str", ("str", "str_fast", "cmp_str", "hash_str")), ("temporal", ("temporal", "temporal_tz", "trunc_tz"))))
 
 
+def family(feature: str) -> tuple[str, ...]:
+    """The features of ``feature``'s structural operator (``join_big`` -> the join's terms);
+    () for a data-volume term, which belongs to no shape."""
+    for _, idx in _SHAPE:
+        names = tuple(FEATURES[i] for i in idx)
+        if feature in names:
+            return names
+    return ()
+
+
 _POSITIVE = (0.0).__lt__         # v > 0, as a C call for map()
 
 
