@@ -8,7 +8,9 @@ functions and aggregates, a foreign-key join, joins to small dimensions, plans o
 relations, a top-k by the stored key), so every operator family of the op
 vector is seen at several sizes, selectivities and group counts. Each run draws a table,
 constants and a thread count within the device's budget, then records the estimated operation
-vector with the measured execution time, the result serialization time and bytes. Nothing here reads
+vector with the measured execution time, the result serialization time and bytes. Once every
+template has run, the last quarter of the runs reruns the templates of the features positive in
+the fewest runs (:func:`thin_feature`), so no slope rests on one run. Nothing here reads
 emulation settings: what a device is worth is what these timings say.
 """
 
