@@ -17,14 +17,14 @@ def _run(template, **ops):
 def _full(**extra):
     """Runs in which every feature but the named ones has MIN_SUPPORT runs."""
     runs = [_run("T0", **{f: 1.0 for f in OPS if f not in extra}) for _ in range(MIN_SUPPORT)]
-    return runs, [("particles", 0)] * len(runs)
+    return runs, [0] * len(runs)
 
 
 def test_the_least_seen_feature_reruns_a_template_that_produced_it_on_a_table_as_large():
     runs, tables = _full(tdigest=0, tdigest_calls=0, join_big=0)
     runs += [_run("T34", tdigest=1.0, tdigest_calls=1.0), _run("T34", tdigest=1.0, tdigest_calls=1.0),
              _run("L4", join_big=5.0)]
-    tables += [("particles", 2), ("particles", 5), ("tpch", 1)]
+    tables += [2, 5, 1]
     rng = np.random.default_rng(0)
     picks = [thin_feature(runs, tables, POOLS, {}, rng) for _ in range(40)]
     # join_big (one run) before tdigest (two), always on the template and pool that produced it,
@@ -40,7 +40,7 @@ def test_a_feature_no_run_produced_takes_the_run_with_most_of_its_operators_term
     for _ in range(MIN_SUPPORT):         # a group-by of few groups, and one past TABLE_MID
         runs += [_run("T11", hash_agg=1.0, groups=9.0),
                  _run("T17", **{f: 1e5 for f in agg if f != "agg_big"})]
-        tables += [("particles", 9), ("particles", 0)]
+        tables += [9, 0]
     rng = np.random.default_rng(1)
     picks = [thin_feature(runs, tables, POOLS, {}, rng) for _ in range(30)]
     assert {p[:2] for p in picks} == {("agg_big", "T17")}
@@ -50,7 +50,7 @@ def test_a_feature_no_run_produced_takes_the_run_with_most_of_its_operators_term
 def test_tries_are_bounded_and_nothing_is_picked_when_every_feature_has_its_support():
     runs, tables = _full(agg_big=0, distinct=0)
     runs.append(_run("T17", hash_agg=1.0, agg_mid=1.0))
-    tables.append(("particles", 3))
+    tables.append(3)
     tried: dict = {}
     rng = np.random.default_rng(2)
     picks = [thin_feature(runs, tables, POOLS, tried, rng) for _ in range(MIN_SUPPORT + 2)]

@@ -320,7 +320,12 @@ def support(runs: list[dict]) -> dict[str, int]:
     return {f: sum(1 for r in runs if r["ops"].get(f, 0.0) > 0) for f in FEATURES}
 
 
-def thin_feature(runs: list[dict], tables: list[tuple[str, int]], pools: dict, tried: dict,
+def pool_of(template: str) -> str:
+    """The table pool a template's queries read: ``tpch`` for the L templates, else ``particles``."""
+    return "tpch" if template.startswith("L") else "particles"
+
+
+def thin_feature(runs: list[dict], tables: list[int], pools: dict, tried: dict,
                  rng: np.random.Generator) -> tuple[str, str, int] | None:
     """(feature, template, table index) for a run that may add support to the feature seen in
     the fewest runs, below :data:`MIN_SUPPORT`; None when no such feature is left to try.
@@ -331,11 +336,12 @@ def thin_feature(runs: list[dict], tables: list[tuple[str, int]], pools: dict, t
     least as large as the smallest that did: the `*_big` terms only appear on large inputs.
     A feature no run produced takes a template of a run with the most of its operator's other
     terms (``family``: `agg_mid` beside a group-by's, where `agg_big` is missing) on the
-    larger half of the tables. ``tables``: each run's (pool, index); ``tried``: runs
+    larger half of the tables. ``tables``: each run's table index in its template's pool
+    (:func:`pool_of`); ``tried``: runs
     spent per feature so far, at most 2 x MIN_SUPPORT each (MIN_SUPPORT while none produced
     it), so a feature its templates rarely reach cannot take the whole reserve."""
     sup = support(runs)
-    for f in sorted(FEATURES, key=lambda f: (sup[f] == 0, sup[f], FEATURES.index(f))):
+    for f in sorted(FEATURES, key=lambda f: (sup[f] == 0, sup[f])):      # stable: ties in FEATURES order
         if sup[f] >= MIN_SUPPORT or tried.get(f, 0) >= (2 if sup[f] else 1) * MIN_SUPPORT:
             continue
         src = [i for i, r in enumerate(runs) if r["ops"].get(f, 0.0) > 0]
@@ -348,8 +354,8 @@ def thin_feature(runs: list[dict], tables: list[tuple[str, int]], pools: dict, t
             continue
         tried[f] = tried.get(f, 0) + 1
         i = src[int(rng.integers(len(src)))]
-        kind = tables[i][0]
-        lo = min(tables[j][1] for j in src if tables[j][0] == kind)
+        kind = pool_of(runs[i]["template"])
+        lo = min(tables[j] for j in src if pool_of(runs[j]["template"]) == kind)
         n = len(pools[kind])
         lo = max(lo, n // 2) if upper else lo
         return f, runs[i]["template"], int(rng.integers(lo, n))
@@ -376,7 +382,7 @@ def calibrate(device: str, threads: int, n_runs: int = 120, min_rows: int = 20_0
     tids = list(TEMPLATES) + list(LTEMPLATES)
     per_template = max(1, n_runs // len(tids))
     pick = {kind: size_strata(len(tables), per_template, rng) for kind, tables in pools.items()}
-    tables: list[tuple[str, int]] = []
+    tables: list[int] = []
     tried: dict[str, int] = {}
     topped: dict[str, int] = {}
     n_main = max(n_runs - int(TOP_UP * n_runs), min(n_runs, len(tids)))      # every template once first
@@ -386,19 +392,17 @@ def calibrate(device: str, threads: int, n_runs: int = 120, min_rows: int = 20_0
         thin = thin_feature(runs, tables, pools, tried, rng) if r >= n_main else None
         if thin is not None:
             feat, tid, j = thin
-            kind = "tpch" if tid.startswith("L") else "particles"
             topped[feat] = topped.get(feat, 0) + 1
         else:
             if not order:
                 order = [str(t) for t in rng.permutation(tids)]
             tid = order.pop()
-            kind = "tpch" if tid.startswith("L") else "particles"
-            j = pick[kind](tid)
+            j = pick[pool_of(tid)](tid)
         sql = instantiate(tid, rng)
-        parts, st, packed = pools[kind][j]
+        parts, st, packed = pools[pool_of(tid)][j]
         th = int(rng.integers(1, threads + 1))
         runs.append(dict(measure_run(sql, parts, st, th, reps, runner, packed), template=tid))
-        tables.append((kind, j))
+        tables.append(j)
         if progress:
             progress(r + 1, n_runs)
     models = fit(device, threads, runs, seed=seed)
