@@ -185,18 +185,10 @@ def case_studies(colony, client_for, rows: int, seed: int, host: str = "host") -
 
 
 def _put_particles(colony, device: str, rows: int, objects: int, seed: int, pool: str) -> list[str]:
-    """``rows`` uniform particles as ``objects`` objects in ``pool`` on ``device``: through the
-    runtime's put on a Ray colony (each pool here has that one device as its member), into the
-    device's store in-process."""
-    if hasattr(colony, "store"):
-        load_particles(colony, device, rows, objects=objects, seed=seed, pool=pool)
-        return colony.store(device).list(pool)
-    t = uniform(rows, seed=seed)
-    bounds = np.linspace(0, rows, objects + 1).astype(int)
-    keys = [f"part-{i:05d}" for i in range(objects)]
-    for i, k in enumerate(keys):
-        colony.put(pool, k, t.slice(bounds[i], bounds[i + 1] - bounds[i]))
-    return keys
+    """``rows`` uniform particles as ``objects`` objects in ``pool`` on ``device`` (in process
+    or on a Ray colony: :func:`~colony.drivers.emulated.load_particles`); their keys."""
+    load_particles(colony, device, rows, objects=objects, seed=seed, pool=pool)
+    return [f"part-{i:05d}" for i in range(objects)]
 
 
 def ray_colony(links_gbps: list[float]):

@@ -34,29 +34,36 @@ def emulated_colony(n_nics: int = 4, host_threads: int = 2, nic_threads: int = 1
     return LocalColony(cfg, links_gbps={f"nic{i}": links_gbps[i] for i in range(n_nics)})
 
 
+def _putter(colony, device: str, pool: str):
+    """The put that places ``pool``'s objects on ``device``: the device's store in process (the
+    pool created there), the runtime's put on a Ray colony (whose config makes ``device`` the
+    pool's one member)."""
+    if not hasattr(colony, "store"):
+        return colony.put
+    store = colony.store(device)
+    store.create_pool(pool)
+    return store.put
+
+
 def load_tables(colony, device: str, tables: dict) -> None:
     """Put each table on ``device`` in a pool of its name, as objects part-00000...
-    (:func:`colony.data.tables.parts`): into the device's store in process, through the
-    runtime's put on a Ray colony (whose config makes ``device`` each pool's one member)."""
+    (:func:`colony.data.tables.parts`), in process or on a Ray colony (:func:`_putter`)."""
     from colony.data.tables import parts
-    store = colony.store(device) if hasattr(colony, "store") else None
     for name, t in tables.items():
-        if store is not None:
-            store.create_pool(name)
-        put = store.put if store is not None else colony.put
+        put = _putter(colony, device, name)
         for i, part in enumerate(parts(t)):
             put(name, f"part-{i:05d}", part)
 
 
 def load_particles(colony, device: str, rows: int, objects: int = 4, seed: int = 0, pool: str = "particles",
                    n_particles: int | None = None):
-    """Put ``rows`` uniform particles on ``device`` as ``objects`` objects (keys part-00000...)."""
+    """Put ``rows`` uniform particles on ``device`` as ``objects`` objects (keys part-00000...),
+    in process or on a Ray colony (:func:`_putter`)."""
     t = uniform(rows, seed=seed, n_particles=n_particles)
-    store = colony.store(device)
-    store.create_pool(pool)
+    put = _putter(colony, device, pool)
     bounds = np.linspace(0, rows, objects + 1).astype(int)
     for i in range(objects):
-        store.put(pool, f"part-{i:05d}", t.slice(bounds[i], bounds[i + 1] - bounds[i]))
+        put(pool, f"part-{i:05d}", t.slice(bounds[i], bounds[i + 1] - bounds[i]))
     return t
 
 
