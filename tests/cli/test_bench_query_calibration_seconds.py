@@ -33,5 +33,8 @@ def test_calibration_seconds_and_sizes_are_in_the_json(tmp_path):
     assert 0 < cal["calibration_s"] < 600
     rep = first["calibration_report"]["nic0"]
     assert rep["kept"] in ("ops", "nnls", "blend", "forest") and "large" in rep[rep["kept"]]
+    # the table is on nic0: the host and nic0 are calibrated, not the SmartNICs it never queries
+    assert sorted(p.name.split("@")[0] for p in tmp_path.rglob("*@*.json")) == ["host", "nic0"]
+    assert set(first["calibration_report"]) == {"host", "nic0"}
     again = _bench(tmp_path, tmp_path / "b.json")
     assert again["calibration"]["calibration_s"] is None      # the records were still valid

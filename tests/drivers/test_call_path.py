@@ -1,6 +1,8 @@
 """Calibration through the call path: probe queries under every placement fit a
 per-placement correction that the device adds to its predictions."""
 
+import pytest
+
 from colony.config.builders import devices as devices_config
 from colony.data import uniform
 from colony.drivers.query import PROBE_POOL, QueryClient, calibrate_colony
@@ -50,31 +52,36 @@ def test_ensure_calibrated_says_why_it_calibrates_and_then_keeps_the_records():
     assert ensure_calibrated(lc, "host", 6, 40_000, on_calibrate=said.append, cover=True)
     assert "covers 6 runs to 20,000 rows" in said[-1] and "asked for 6 to 40,000" in said[-1]
     assert lc.call("nic0", "query", "health")["sizes"]["max_rows"] == 40_000
-    assert ensure_calibrated(lc, "host", 16, 40_000, on_calibrate=said.append, cover=True) and \
-        "16 to 40,000" in said[-1]
-    # only the devices whose records fall short are redone, on the host's record, which covers
+    # only the devices whose records fall short (here of runs: 6 of 16 asked) are redone, on
+    # the host's record, which covers
     from colony.drivers.query import calibrate_colony
-    calibrate_colony(lc, "host", n_runs=16, max_rows=60_000, devices=["host"])
+    calibrate_colony(lc, "host", n_runs=16, max_rows=40_000, devices=["host"])
     host_before = lc.call("host", "query", "models_json")
-    assert ensure_calibrated(lc, "host", 16, 60_000, on_calibrate=said.append, cover=True)
-    assert "nic0's record covers 16 runs to 40,000 rows" in said[-1] and "calibrating nic0 only" in said[-1]
+    assert ensure_calibrated(lc, "host", 16, 40_000, on_calibrate=said.append, cover=True)
+    assert "nic0's record covers 6 runs to 40,000 rows" in said[-1] and "asked for 16 to 40,000" in said[-1] \
+        and "calibrating nic0 only" in said[-1]
     assert lc.call("host", "query", "models_json") == host_before
-    assert lc.call("nic0", "query", "health")["sizes"]["max_rows"] == 60_000
-    assert not ensure_calibrated(lc, "host", 16, 60_000, on_calibrate=said.append, cover=True)
+    assert lc.call("nic0", "query", "health")["sizes"]["runs"] == 16
+    assert not ensure_calibrated(lc, "host", 16, 40_000, on_calibrate=said.append, cover=True)
 
 
 def test_a_device_without_a_record_is_calibrated_alone_on_the_hosts_record():
-    from colony.drivers.query import calibrate_colony, ensure_calibrated
+    from colony.drivers.query import ensure_calibrated
+    from colony.errors import UnknownDevice
     spec = {"host": {"role": "host", "threads": 2, "services": {"query": {}}},
             "nic0": {"role": "smartnic", "threads": 1, "services": {"query": {}}, "pools": ["particles"]},
             "nic1": {"role": "smartnic", "threads": 1, "services": {"query": {}}, "pools": ["particles"]}}
     lc = LocalColony(devices_config(spec))
     for n in ("nic0", "nic1"):
         lc.store(n).put("particles", "o0", uniform(10_000, seed=4))
-    calibrate_colony(lc, "host", n_runs=8, max_rows=30_000, devices=["host", "nic0"])   # nic1 has no record
+    # the queries run on nic0: only the host and nic0 are calibrated
+    assert ensure_calibrated(lc, "host", 8, 30_000, devices=["nic0"])
     host_before, nic0_before = lc.call("host", "query", "models_json"), lc.call("nic0", "query", "models_json")
     said = []
     assert lc.call("nic1", "query", "health")["calibrated"] is False
+    assert not ensure_calibrated(lc, "host", 8, 30_000, devices=["nic0"], on_calibrate=said.append) and not said
+    with pytest.raises(UnknownDevice, match="no device nic7 in this colony"):
+        ensure_calibrated(lc, "host", 8, 30_000, devices=["nic7"])
     assert ensure_calibrated(lc, "host", 4, 20_000, on_calibrate=said.append, cover=True)
     assert said == ["nic1 not calibrated; the host's record covers it: calibrating nic1 only"]
     assert lc.call("host", "query", "models_json") == host_before       # the larger host record is kept

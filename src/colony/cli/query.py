@@ -37,16 +37,19 @@ def _open(rows: int, device: str, seed: int, calib_runs: int, local: bool, recal
     colony, host, close = (query_colony_in_process if local else query_colony_on_ray)(tables, device)
     from rich.progress import Progress
     with Progress(console=Console(stderr=True), transient=True, auto_refresh=False) as bar:
-        task = bar.add_task("calibrating cost models on every device (kept in each device's calibration record)",
-                            total=len(colony.devices()), visible=False)
+        # the host and the SmartNIC that holds the tables: the only two the queries run on
+        used = sorted({host, device})
+        task = bar.add_task(f"calibrating cost models on {' and '.join(used)} (kept in each device's calibration "
+                            "record)", total=len(used), visible=False)
 
         def start(why: str):
-            bar.update(task, visible=True, description=f"calibrating cost models on every device ({why}; kept "
-                                                       "in each device's calibration record)")
+            bar.update(task, visible=True, description=f"calibrating cost models on {' and '.join(used)} ({why}; "
+                                                       "kept in each device's calibration record)")
             bar.refresh()
         t0 = time.perf_counter()
         did = ensure_calibrated(colony, host, calib_runs, calib_rows, recalibrate, on_calibrate=start,
-                                progress=lambda d: (bar.update(task, advance=1), bar.refresh()), cover=cover)
+                                progress=lambda d: (bar.update(task, advance=1), bar.refresh()), cover=cover,
+                                devices=used)
     if timing is not None:
         timing.update(calibration_s=time.perf_counter() - t0 if did else None, calib_runs=calib_runs,
                       calib_rows=calib_rows)

@@ -40,7 +40,7 @@ def query_demo(colony=None, report_dir: str = ".", rows: int = 400_000, calib_ru
     ``colony``: a Ray colony from ``colony.connect()`` (the particles go into ``pool``, the
     embedded default's TFT pool over the SmartNICs; the query service is placed at run time
     if the config does not place it), or None for an emulated
-    in-process colony. Cost models are calibrated on each device once and cached.
+    in-process colony. Cost models are calibrated on the host and the SmartNIC holding the particles, once, and cached.
     """
     import matplotlib
     matplotlib.use("Agg")
@@ -58,8 +58,8 @@ def query_demo(colony=None, report_dir: str = ".", rows: int = 400_000, calib_ru
     else:
         colony, host, nic, used = _ray_colony(colony, rows, seed, link_gbps, pool)
     # sizes that cover the table (a floor of 300k rows made the 30k-row demo test calibrate on tables
-    # ten times its own: 50-65 s of the test suite)
-    ensure_calibrated(colony, host, calib_runs, max(40_000, rows * 5 // 4), cover=True)
+    # ten times its own: 50-65 s of the test suite); the host and the SmartNIC the demo queries
+    ensure_calibrated(colony, host, calib_runs, max(40_000, rows * 5 // 4), cover=True, devices=[host, nic])
     client = QueryClient(colony, host, {"particles": TableSpec("particles", pool, "part-*")})
     out = []
     for label, sql in DEMO_QUERIES:
