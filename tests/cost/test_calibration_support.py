@@ -59,3 +59,26 @@ def test_tries_are_bounded_and_nothing_is_picked_when_every_feature_has_its_supp
     full, ft = _full()
     assert thin_feature(full, ft, POOLS, {}, rng) is None
     assert min(support(full).values()) == MIN_SUPPORT
+
+
+def test_a_reserve_run_draws_constants_until_the_estimate_has_the_feature():
+    """T17 groups by particle id under ``x < p``: on a 300k-row table (189k ids) it passes
+    TABLE_BIG groups (`agg_big`) only for p above ~0.35, so a fresh draw often misses; the aimed draw
+    gives a query whose estimated op vector, the one its run records, has the feature."""
+    from colony.cost.calibrate import aimed, instantiate
+    from colony.data import uniform
+    from colony.query import plan as qplan
+    from colony.query.estimate import estimate
+    from colony.query.stats import TableStats
+    t = uniform(300_000, seed=5)
+    parts, st = [t], TableStats.build([t])
+
+    def has(sql):
+        return estimate(qplan.to_substrait(sql, {"particles": t.schema}), {"particles": st}).ops["agg_big"] > 0
+    rng = np.random.default_rng(3)
+    fresh = [has(instantiate("T17", rng)) for _ in range(12)]
+    assert 0 < sum(fresh) < 12                       # a fresh draw may or may not reach it
+    aim = [has(aimed("T17", "agg_big", parts, st, rng)) for _ in range(6)]
+    assert all(aim)
+    # a feature the template cannot produce: the last draw, after the bounded tries
+    assert aimed("T1", "agg_big", parts, st, rng, draws=3).startswith("select * from particles")
