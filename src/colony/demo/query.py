@@ -39,8 +39,8 @@ def query_demo(colony=None, report_dir: str = ".", rows: int = 400_000, calib_ru
 
     ``colony``: a Ray colony from ``colony.connect()`` (the particles go into ``pool``, the
     embedded default's TFT pool over the SmartNICs; the query service is placed at run time
-    if the config does not place it), or None for an emulated
-    in-process colony. Cost models are calibrated on the host and the SmartNIC holding the particles, once, and cached.
+    if the config does not place it), or None for an emulated in-process colony. Cost models
+    are calibrated once, on the host and the SmartNIC holding the particles, and cached.
     """
     import matplotlib
     matplotlib.use("Agg")

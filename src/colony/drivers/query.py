@@ -402,10 +402,10 @@ def _tables_in(pj: dict) -> list[str]:
 def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate: bool = False,
                       on_calibrate=None, progress=None, cover: bool = False,
                       devices: list[str] | None = None) -> bool:
-    """Calibrate every device unless all have models (each device's calibration record, valid
-    for its fingerprint); otherwise just hand the host's models to the devices. Returns
-    whether it calibrated. ``on_calibrate(reason)`` is called before calibrating,
-    ``progress(device)`` as each device finishes. A recalibration for drift alone repeats
+    """Calibrate the devices (every one, or the host and ``devices``) unless all have models
+    (each device's calibration record, valid for its fingerprint); otherwise just hand the
+    host's models to the devices. Returns whether it calibrated. ``on_calibrate(reason)`` is
+    called before calibrating, ``progress(device)`` as each device finishes. A recalibration for drift alone repeats
     the sizes the records covered (the largest of them), not ``n_runs``/``max_rows``: those
     are what a first calibration should cover, and a drifted record already said what fits.
 
