@@ -39,12 +39,13 @@ def _open(rows: int, device: str, seed: int, calib_runs: int, local: bool, recal
     with Progress(console=Console(stderr=True), transient=True, auto_refresh=False) as bar:
         # the host and the SmartNIC that holds the tables: the only two the queries run on
         used = sorted({host, device})
-        task = bar.add_task(f"calibrating cost models on {' and '.join(used)} (kept in each device's calibration "
-                            "record)", total=len(used), visible=False)
+        on = " and ".join(used)
+        task = bar.add_task(f"calibrating cost models on {on} (kept in each device's calibration record)",
+                            total=len(used), visible=False)
 
         def start(why: str):
-            bar.update(task, visible=True, description=f"calibrating cost models on {' and '.join(used)} ({why}; "
-                                                       "kept in each device's calibration record)")
+            bar.update(task, visible=True, description=f"calibrating cost models on {on} ({why}; kept in each "
+                                                       "device's calibration record)")
             bar.refresh()
         t0 = time.perf_counter()
         did = ensure_calibrated(colony, host, calib_runs, calib_rows, recalibrate, on_calibrate=start,

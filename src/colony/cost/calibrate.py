@@ -261,6 +261,13 @@ def random_query(rng: np.random.Generator, templates=None) -> tuple[str, str]:
 Runner = Callable[[bytes, dict, int], "object"]
 
 
+def _named(partitions, stats) -> tuple[dict, dict, dict]:
+    """(partitions, stats, schemas) per table name: a bare list / TableStats means ``particles``."""
+    if not isinstance(partitions, dict):
+        partitions, stats = {"particles": partitions}, {"particles": stats}
+    return partitions, stats, {n: parts[0].schema for n, parts in partitions.items()}
+
+
 def measure_run(sql: str, partitions, stats, threads: int, repeats: int = 2, runner: Runner | None = None,
                 packed: dict | None = None) -> dict:
     """One timed run: estimate, execute with ``threads``, serialize the result.
@@ -276,9 +283,7 @@ def measure_run(sql: str, partitions, stats, threads: int, repeats: int = 2, run
 
     ``partitions``/``stats``: per table name (a bare list / TableStats means ``particles``);
     ``packed``: the same partitions as stored objects (packed here when missing)."""
-    if not isinstance(partitions, dict):
-        partitions, stats = {"particles": partitions}, {"particles": stats}
-    schemas = {n: parts[0].schema for n, parts in partitions.items()}
+    partitions, stats, schemas = _named(partitions, stats)
     pb = qplan.to_substrait(sql, schemas)
     est = estimate(pb, stats)
     batches = sum(-(-p.num_rows // 65_536) for parts in partitions.values() for p in parts)
@@ -372,9 +377,7 @@ def aimed(tid: str, feature: str, partitions, stats, rng: np.random.Generator, d
     (the op vector a run records is that estimate, so the run adds the feature's support):
     the first of ``draws`` constant draws that does, else the last. ``partitions``/``stats``
     as :func:`measure_run` takes them."""
-    if not isinstance(partitions, dict):
-        partitions, stats = {"particles": partitions}, {"particles": stats}
-    schemas = {n: parts[0].schema for n, parts in partitions.items()}
+    partitions, stats, schemas = _named(partitions, stats)
     for _ in range(max(1, draws)):
         sql = instantiate(tid, rng)
         if estimate(qplan.to_substrait(sql, schemas), stats).ops.get(feature, 0.0) > 0:
@@ -413,15 +416,13 @@ def calibrate(device: str, threads: int, n_runs: int = 120, min_rows: int = 20_0
         if thin is not None:
             feat, tid, j = thin
             topped[feat] = topped.get(feat, 0) + 1
-            parts, st, packed = pools[pool_of(tid)][j]
-            sql = aimed(tid, feat, parts, st, rng)
         else:
             if not order:
                 order = [str(t) for t in rng.permutation(tids)]
             tid = order.pop()
             j = pick[pool_of(tid)](tid)
-            sql = instantiate(tid, rng)
-            parts, st, packed = pools[pool_of(tid)][j]
+        parts, st, packed = pools[pool_of(tid)][j]
+        sql = aimed(tid, thin[0], parts, st, rng) if thin is not None else instantiate(tid, rng)
         th = int(rng.integers(1, threads + 1))
         runs.append(dict(measure_run(sql, parts, st, th, reps, runner, packed), template=tid))
         tables.append(j)

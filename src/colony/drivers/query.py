@@ -405,8 +405,8 @@ def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate
     """Calibrate the devices (every one, or the host and ``devices``) unless all have models
     (each device's calibration record, valid for its fingerprint); otherwise just hand the
     host's models to the devices. Returns whether it calibrated. ``on_calibrate(reason)`` is
-    called before calibrating, ``progress(device)`` as each device finishes. A recalibration for drift alone repeats
-    the sizes the records covered (the largest of them), not ``n_runs``/``max_rows``: those
+    called before calibrating, ``progress(device)`` as each device finishes. A recalibration
+    for drift alone repeats the sizes the records covered (the largest of them), not ``n_runs``/``max_rows``: those
     are what a first calibration should cover, and a drifted record already said what fits.
 
     ``cover``: the sizes are a requirement, not a first calibration's default (a benchmark
@@ -432,7 +432,8 @@ def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate
         if unknown:
             raise UnknownDevice(f"no device {', '.join(unknown)} in this colony "
                                 f"(it has {', '.join(d.name for d in devs)})")
-        devs = [d for d in devs if d.name in set(devices) | {host}]
+        keep = set(devices) | {host}
+        devs = [d for d in devs if d.name in keep]
     for d in devs:
         h = colony.call(d.name, "query", "health")
         if not h["calibrated"] or not h.get("links_calibrated", True):
