@@ -54,3 +54,18 @@ def test_internal_error_is_one_line_and_a_log(tmp_path):
     assert lines[0] == "error: internal error KeyError: 'missing'"
     log = Path(lines[1].split("traceback in ")[1].split(";")[0])
     assert log.parent == tmp_path / "logs" and "Traceback" in log.read_text() and "KeyError" in log.read_text()
+
+
+def test_an_address_where_no_cluster_listens_fails_in_seconds(tmp_path):
+    """A stale or mistyped cluster address: Ray's client retried it for over two minutes,
+    logging a warning every few seconds; the CLI says so at once, in one line."""
+    import socket
+    import time
+    with socket.socket() as s:                  # a port nothing listens on once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.monotonic()
+    r = _run(["status", "--address", f"127.0.0.1:{port}"], tmp_path)
+    assert time.monotonic() - t0 < 30
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert r.stderr.startswith(f"error: no Ray cluster answers at '127.0.0.1:{port}'") and "colony up" in r.stderr

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import time
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -29,6 +30,10 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TEMP_ENV = "COLONY_RAY_TEMP_DIR"
 FREE_WAIT_S = 5.0       # how long a new device waits for its resource to be handed back before refusing
+# how long attaching waits for anything to accept a connection at the cluster's address: Ray's
+# own client retried an address where nothing listens for over two minutes (`colony status
+# --address` on a stale `colony up` record), logging a warning every few seconds
+REACH_TIMEOUT_S = 5.0
 
 
 def _device_resources(config: ColonyConfig) -> dict[str, float]:
@@ -63,6 +68,10 @@ class Colony(RayPeers):
                 raise RuntimeFailure(f"this process is already connected to another Ray cluster; cannot attach "
                                      f"to {address!r} too (use one colony per process or call shutdown() first)")
         elif address:
+            why = _unreachable(address)
+            if why:
+                raise RuntimeFailure(f"no Ray cluster answers at {address!r} ({why}); start one (`colony up`) or "
+                                     f"pass the head's address (`ray status` on the head prints it)")
             try:
                 ray.init(address=address, namespace=self.config.namespace, log_to_driver=False)
             except Exception as e:   # ConnectionError, auth failures, ...
@@ -310,6 +319,21 @@ class Colony(RayPeers):
 
     def __exit__(self, *exc) -> None:
         self.shutdown()
+
+
+def _unreachable(address: str, timeout_s: float = REACH_TIMEOUT_S) -> str | None:
+    """Why nothing accepts a TCP connection at a ``host:port`` GCS address within ``timeout_s``
+    (None when something does, and for ``auto`` or ``ray://`` addresses, which Ray resolves)."""
+    host, sep, port = address.rpartition(":")
+    if address == "auto" or "://" in address or not sep or not port.isdigit():
+        return None
+    try:
+        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout_s):
+            return None
+    except socket.timeout:
+        return f"no answer within {timeout_s:g} s"
+    except OSError as e:
+        return e.strerror or type(e).__name__
 
 
 def _same_cluster(address: str) -> bool:
