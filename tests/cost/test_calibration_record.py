@@ -113,3 +113,14 @@ def test_models_fitted_by_an_older_rule_are_refitted_from_the_records_runs(tmp_p
     bare = QueryService(DeviceContext(name="nic0", store=ObjectStore("nic0"), fingerprint="fp2",
                                       calibration=suite.record("nic0", "fp2", tmp_path), record_dir=str(tmp_path)))
     assert not bare.health()["calibrated"] and "older rule" in bare.health()["stale"]
+
+
+def test_a_record_keeps_every_timed_run_beside_the_fastest():
+    """Each run's timed repeats are kept (``exec_runs``) beside the fastest, which the models
+    are fitted on: another aggregation can be refit and compared without timing anew."""
+    from colony.cost.calibrate import runs_to_record
+    _, runs = calibrate("nic0", 1, n_runs=8, min_rows=2_000, max_rows=4_000)
+    rec = runs_to_record(runs)
+    assert len(rec["exec_runs"]) == len(rec["exec_s"]) == 8
+    for times, fastest in zip(rec["exec_runs"], rec["exec_s"]):
+        assert len(times) >= 2 and min(times) == fastest and all(t > 0 for t in times)

@@ -274,15 +274,17 @@ def measure_run(sql: str, partitions, stats, threads: int, repeats: int = 2, run
 
     In process (``runner`` None): best of ``repeats`` (the machine is shared, the minimum is
     the least disturbed). Through ``runner``: one untimed run first (it starts the worker and
-    fills whatever the path caches, as a device's repeated queries find it), then the median
-    fastest of ``repeats`` timed runs (the least disturbed by other work on a shared machine:
+    fills whatever the path caches, as a device's repeated queries find it), then the fastest
+    of ``repeats`` timed runs (the least disturbed by other work on a shared machine:
     the models learn what the work costs, the device-wide online correction learns how busy
     the device is), each timed as the query service times it (the runner's call plus
     decoding its answer), so execution includes the path's own costs; result serialization
     happens inside it (``ser_s`` 0, as the service reports it).
 
     ``partitions``/``stats``: per table name (a bare list / TableStats means ``particles``);
-    ``packed``: the same partitions as stored objects (packed here when missing)."""
+    ``packed``: the same partitions as stored objects (packed here when missing). Every timed
+    run's seconds are kept too (``exec_runs``; the record's ``query_runs`` holds them), so
+    another aggregation can be refit and compared without timing anew."""
     partitions, stats, schemas = _named(partitions, stats)
     pb = qplan.to_substrait(sql, schemas)
     est = estimate(pb, stats)
@@ -304,6 +306,7 @@ def measure_run(sql: str, partitions, stats, threads: int, repeats: int = 2, run
             times.append(time.perf_counter() - t0)
         exec_s, ser_s = float(min(times)), 0.0
     else:
+        times = []
         ctx = qplan.execution_context(threads)
         setup_s = 0.0
         for name, parts in partitions.items():
@@ -315,13 +318,14 @@ def measure_run(sql: str, partitions, stats, threads: int, repeats: int = 2, run
         for _ in range(max(1, repeats)):
             t0 = time.perf_counter()
             res = qplan.execute(ctx, pb)
-            exec_s = min(exec_s, time.perf_counter() - t0)
+            times.append(time.perf_counter() - t0)
+            exec_s = min(exec_s, times[-1])
             t0 = time.perf_counter()
             buf = codec.pack([res])
             ser_s = min(ser_s, time.perf_counter() - t0)
     return {"sql": sql, "threads": threads, "ops": est.ops, "est_rows": est.rows, "rows": res.num_rows,
             "setup_s": setup_s, "batches": batches,
-            "width": est.out_width, "cols": res.num_columns, "exec_s": exec_s, "ser_s": ser_s,
+            "width": est.out_width, "cols": res.num_columns, "exec_s": exec_s, "exec_runs": times, "ser_s": ser_s,
             "bytes": buf.size, "input_rows": est.input_rows}
 
 
@@ -447,7 +451,7 @@ def runs_to_record(runs: list[dict]) -> dict:
     without timing anew."""
     return {"features": list(FEATURES), "ops": [list(_values(r["ops"])) for r in runs],
             "threads": [r["threads"] for r in runs], "exec_s": [r["exec_s"] for r in runs],
-            "template": [r.get("template") for r in runs]}
+            "exec_runs": [r.get("exec_runs") for r in runs], "template": [r.get("template") for r in runs]}
 
 
 def runs_from_record(rec: dict) -> list[dict]:
