@@ -314,15 +314,15 @@ def measure_run(sql: str, partitions, stats, threads: int, repeats: int = 2, run
             t1 = time.perf_counter()          # what the in-process service does: decode and register
             qplan.register(ctx, name, [codec.unpack(b, verify=False) for b in stored], max_partitions=threads)
             setup_s += time.perf_counter() - t1
-        exec_s = ser_s = float("inf")
+        ser_s = float("inf")
         for _ in range(max(1, repeats)):
             t0 = time.perf_counter()
             res = qplan.execute(ctx, pb)
             times.append(time.perf_counter() - t0)
-            exec_s = min(exec_s, times[-1])
             t0 = time.perf_counter()
             buf = codec.pack([res])
             ser_s = min(ser_s, time.perf_counter() - t0)
+        exec_s = float(min(times))
     return {"sql": sql, "threads": threads, "ops": est.ops, "est_rows": est.rows, "rows": res.num_rows,
             "setup_s": setup_s, "batches": batches,
             "width": est.out_width, "cols": res.num_columns, "exec_s": exec_s, "exec_runs": times, "ser_s": ser_s,

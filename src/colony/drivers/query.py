@@ -406,8 +406,9 @@ def ensure_calibrated(colony, host: str, n_runs: int, max_rows: int, recalibrate
     (each device's calibration record, valid for its fingerprint); otherwise just hand the
     host's models to the devices. Returns whether it calibrated. ``on_calibrate(reason)`` is
     called before calibrating, ``progress(device)`` as each device finishes. A recalibration
-    for drift alone repeats the sizes the records covered (the largest of them), not ``n_runs``/``max_rows``: those
-    are what a first calibration should cover, and a drifted record already said what fits.
+    for drift alone repeats the sizes the records covered (the largest of them), not
+    ``n_runs``/``max_rows``: those are what a first calibration should cover, and a drifted
+    record already said what fits.
 
     ``cover``: the sizes are a requirement, not a first calibration's default (a benchmark
     whose JSON reports them; the demo, whose table they cover): a record calibrated on smaller
