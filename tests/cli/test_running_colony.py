@@ -106,11 +106,17 @@ def test_load_tables_query_and_serve_on_a_running_colony(cli_colony, tmp_path):
                     "--device", "nic1", "--chunk-rows", "20000", "--calib-runs", "6", "--calib-rows", "30000")
         assert ld.returncode == 0, ld.stdout + ld.stderr
         assert "loaded 60,000 rows" in ld.stdout and "nic1 (3)" in ld.stdout
+        # only the host and the SmartNIC the table sits on are calibrated for queries
+        assert "calibrating cost models on host0, nic1" in ld.stderr, ld.stderr
+        assert _query_calibrated(cli_colony.tmp / "models" / "query-models-default") == {"host0", "nic1"}
         ld2 = colony("load", str(tmp_path / "spread.csv"), "--pool", "default", "--table", "spread", "--spread",
-                     "--chunk-rows", "5000")
+                     "--chunk-rows", "5000", "--calib-runs", "6", "--calib-rows", "30000")
         assert ld2.returncode == 0, ld2.stdout + ld2.stderr
+        assert "calibrating nic0, nic2, nic3 only" in ld2.stderr, ld2.stderr      # on the host's record
+        assert _query_calibrated(cli_colony.tmp / "models" / "query-models-default") == {"host0", "nic0", "nic1", "nic2", "nic3"}
         tabs = colony("tables", "--json")
         assert tabs.returncode == 0, tabs.stderr
+        assert "calibrating" not in tabs.stderr
         by = {x["table"]: x for x in json.loads(tabs.stdout)}
         assert by["trades"]["rows"] == 60_000 and by["trades"]["devices"] == ["nic1"] and by["trades"]["pool"] == "default"
         assert by["spread"]["devices"] == ["nic0", "nic1", "nic2", "nic3"] and by["spread"]["rows"] == 20_000
@@ -147,6 +153,11 @@ def test_load_tables_query_and_serve_on_a_running_colony(cli_colony, tmp_path):
             except subprocess.TimeoutExpired:
                 serve.kill()
                 raise
+
+
+def _query_calibrated(calib: Path) -> set[str]:
+    """The devices whose calibration record holds query cost models."""
+    return {p.name.split("@")[0] for p in calib.glob("*@*.json") if json.loads(p.read_text()).get("query")}
 
 
 def _default_pool_objects(colony, out) -> int:

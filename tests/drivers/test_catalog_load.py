@@ -74,3 +74,32 @@ def test_load_refuses_what_it_cannot_do(colony, tmp_path):
     load_file(colony, tmp_path / "p.parquet", "data", "small")
     with pytest.raises(DataError, match="schema"):
         load_file(colony, tmp_path / "other.parquet", "data", "small")
+
+
+def test_a_device_is_calibrated_when_data_first_sits_on_it(tmp_path):
+    """The catalog hands its ``calibrate`` the devices that hold a table and were not handed
+    before: nic0 stays uncalibrated until a table lands there; queries are priced."""
+    from colony.drivers.catalog import place_query_service
+    from colony.drivers.query import ensure_calibrated
+    lc = LocalColony(devices_config({"host": {"role": "host", "threads": 2},
+                                     "nic0": {"pools": ["data"]}, "nic1": {"pools": ["data"]}}))
+    place_query_service(lc, str(tmp_path / "models"))
+    calls = []
+
+    def calibrate(devs):
+        calls.append(devs)
+        return ensure_calibrated(lc, "host", 6, 20_000, devices=devs)
+    t = uniform(20_000, seed=4)
+    pq.write_table(t, tmp_path / "p.parquet")
+    load_file(lc, tmp_path / "p.parquet", "data", "a", device="nic1")
+    cat = Catalog(lc, calibrate=calibrate)
+    r = cat.query("select count(*) as n from a where x < 0.5")
+    assert calls == [["nic1"]] and r.decision["predicted"]         # priced, not a default placement
+    assert r.table["n"][0].as_py() == qplan.run_sql_locally("select count(*) as n from a where x < 0.5",
+                                                            {"a": [t]})["n"][0].as_py()
+    assert not lc.call("nic0", "query", "health")["calibrated"]
+    load_file(lc, tmp_path / "p.parquet", "data", "b", device="nic0")
+    cat.query("select count(*) from b")                              # unknown to the last scan: rescanned
+    assert calls == [["nic1"], ["nic0"]] and lc.call("nic0", "query", "health")["calibrated"]
+    cat.query("select count(*) from a", placement="down")
+    assert len(calls) == 2                                           # nothing new to calibrate

@@ -10,19 +10,41 @@ import typer
 
 def attach(config: Optional[str], address: Optional[str]):
     """The running colony (from --address or `colony up`'s state), with the query service
-    placed and calibrated (cached per colony)."""
+    placed on every device (its records cached per colony); calibration comes later, per
+    device, when data first sits on it (:func:`calibrator`)."""
     from colony.cli.runtime import _attach
-    return _attach(config, address)[0]
-
-
-def ready(colony, calib_runs: int = 100, calib_rows: int = 1_000_000):
-    from rich.console import Console
-
-    from colony.drivers.catalog import default_models_dir, ensure_query_service
-    ensure_query_service(colony, default_models_dir(colony.config.name), calib_runs, calib_rows,
-                         on_calibrate=lambda why: Console(stderr=True).print(
-                             f"[dim]calibrating every device ({why}; kept in each device's record)...[/]"))
+    from colony.drivers.catalog import default_models_dir, place_query_service
+    colony = _attach(config, address)[0]
+    place_query_service(colony, default_models_dir(colony.config.name))
     return colony
+
+
+def calibrator(colony, calib_runs: int = 100, calib_rows: int = 1_000_000):
+    """``calibrate(devices)``: the host and ``devices`` get calibrated cost models when they
+    have no valid record, with a progress bar (one step a device) on stderr; True if it
+    calibrated. What :class:`~colony.drivers.catalog.Catalog` calls when data first sits on a
+    device, and what `colony load` calls for the devices it loaded onto."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from colony.drivers.catalog import host_of
+    from colony.drivers.query import ensure_calibrated
+
+    def calibrate(devices: list[str]) -> bool:
+        host = host_of(colony)
+        used = sorted(set(devices) | {host})
+        on = ", ".join(used)
+        with Progress(console=Console(stderr=True), transient=True, auto_refresh=False) as bar:
+            task = bar.add_task("", total=len(used), visible=False)
+
+            def start(why: str):         # a line for logs too (a bar is not drawn off a terminal)
+                bar.console.print(f"[dim]calibrating cost models on {on} ({why}; kept in each device's "
+                                  "calibration record)[/]")
+                bar.update(task, visible=True, description="calibrating")
+                bar.refresh()
+            return ensure_calibrated(colony, host, calib_runs, calib_rows, on_calibrate=start, devices=used,
+                                     progress=lambda d: (bar.update(task, advance=1), bar.refresh()))
+    return calibrate
 
 
 def register(app: typer.Typer, bench_app: typer.Typer) -> None:
@@ -37,8 +59,8 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                  replace: bool = typer.Option(False, "--replace", help="drop the table's objects first"),
                  config: Optional[str] = typer.Option(None, help="TOML config (default: the one `colony up` used)"),
                  address: Optional[str] = typer.Option(None, help="Ray address (default: `colony up`'s)"),
-                 calib_runs: int = typer.Option(100, help="calibration runs per device (first load only)"),
-                 calib_rows: int = typer.Option(1_000_000, help="largest calibration table (first load only)")):
+                 calib_runs: int = typer.Option(100, help="calibration runs per device (a device's first load)"),
+                 calib_rows: int = typer.Option(1_000_000, help="largest calibration table (a device's first load)")):
         """Stream a file into a running colony as a table (statistics built on load)."""
         from rich.console import Console
 
@@ -46,11 +68,14 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         from colony.drivers.load import load_file
         if device and spread:
             raise typer.BadParameter("--device and --spread exclude each other")
-        colony = ready(attach(config, address), calib_runs, calib_rows)
+        colony = attach(config, address)
         cat = Catalog(colony)
         rep = load_file(colony, file, pool, table, device=device, fmt=fmt, chunk_rows=chunk_rows, replace=replace,
                         schema_of=lambda t: next((x.pool for x in cat.tables(True) if x.name == t and x.pool != pool),
                                                  None))
+        # the devices the table now sits on, and the host, get cost models (the others when
+        # data first sits on them): its first query is priced without calibrating there
+        calibrator(colony, calib_runs, calib_rows)(sorted(rep.devices))
         Console().print(f"loaded {rep.rows:,} rows of {file} into {pool}/{table}: {rep.objects} objects, "
                         f"{rep.bytes / 1e6:,.1f} MB in {rep.seconds:.2f} s on "
                         + ", ".join(f"{d} ({n})" for d, n in sorted(rep.devices.items())))
@@ -64,8 +89,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         from rich.table import Table
 
         from colony.drivers.catalog import scan
-        colony = ready(attach(config, address))
-        tabs = scan(colony)
+        tabs = scan(attach(config, address))           # listing calibrates nothing
         if as_json:
             print(json.dumps([t.to_dict() for t in tabs], indent=1))
             return

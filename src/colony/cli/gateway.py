@@ -20,7 +20,7 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
                   tls_cert: Optional[str] = typer.Option(None, help="PEM certificate: serve TLS (with --tls-key)"),
                   tls_key: Optional[str] = typer.Option(None, help="PEM private key"),
                   no_auth: bool = typer.Option(False, "--no-auth", help="accept clients without the token (unsafe)"),
-                  calib_runs: int = typer.Option(100, help="calibration runs per device (first time only)")):
+                  calib_runs: int = typer.Option(100, help="calibration runs per device (a device's first time holding data)")):
         """Serve the running colony's tables over Arrow Flight SQL (ADBC, JDBC, DBeaver...).
 
         Clients authenticate with the colony's token (`authorization: Bearer <token>`, or basic
@@ -28,13 +28,14 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
         gateway.token_file says otherwise."""
         from rich.console import Console
 
-        from colony.cli.catalog import attach, ready
+        from colony.cli.catalog import attach, calibrator
         from colony.gateway.serve import location, open_gateway
-        colony = ready(attach(config, address), calib_runs)
+        colony = attach(config, address)
         spec = colony.config.gateway
         spec = replace(spec, address=flight_sql or spec.address, tls_cert=tls_cert or spec.tls_cert,
                        tls_key=tls_key or spec.tls_key, auth="none" if no_auth else spec.auth)
-        gw = open_gateway(colony, spec, name=colony.config.name)
+        gw = open_gateway(colony, spec, name=colony.config.name, calibrate=calibrator(colony, calib_runs))
+        gw.catalog.tables()     # the devices holding tables calibrated (when not yet) before clients come
         host = spec.address.rsplit(":", 1)[0]
         Console().print(f"Flight SQL gateway for colony {colony.config.name!r} at "
                         f"{location(spec).rsplit(':', 1)[0]}:{gw.port} "

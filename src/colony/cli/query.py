@@ -101,9 +101,10 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
             raise typer.BadParameter("placement must be auto, down, back or split")
         qid = "cli-" + uuid.uuid4().hex      # Ctrl-C cancels it on the devices (QueryClient.query)
         if address or up:
-            from colony.cli.catalog import attach, ready
+            from colony.cli.catalog import attach, calibrator
             from colony.drivers.catalog import Catalog
-            client, close = Catalog(ready(attach(config, address))), lambda: None
+            colony = attach(config, address)
+            client, close = Catalog(colony, calibrate=calibrator(colony)), lambda: None
         else:
             check_sql(sql)
             _, client, close = _open(rows, device, seed, 100, local, recalibrate, data)

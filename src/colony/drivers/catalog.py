@@ -14,6 +14,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -53,11 +54,9 @@ def host_of(colony) -> str:
     raise ServiceError("the colony has no host device; queries need one (role = \"host\")")
 
 
-def ensure_query_service(colony, models_dir: str | None = None, calib_runs: int = 100, max_rows: int = 1_000_000,
-                         on_calibrate=None) -> bool:
-    """Place the query service on every device that lacks it (run-time placement), then make
-    sure every device has calibrated cost models (cached under ``models_dir``). Returns
-    whether it calibrated."""
+def place_query_service(colony, models_dir: str | None = None) -> list[str]:
+    """Place the query service on every device that lacks it (run-time placement), its
+    calibration records cached under ``models_dir``; returns the devices it was placed on."""
     missing = []
     for d in colony.devices():
         try:
@@ -67,7 +66,17 @@ def ensure_query_service(colony, models_dir: str | None = None, calib_runs: int 
     if missing:
         opts = {"models_dir": models_dir} if models_dir else {}
         colony.place("query", missing, **opts)
-    return ensure_calibrated(colony, host_of(colony), calib_runs, max_rows, on_calibrate=on_calibrate)
+    return missing
+
+
+def ensure_query_service(colony, models_dir: str | None = None, calib_runs: int = 100, max_rows: int = 1_000_000,
+                         on_calibrate=None, devices: list[str] | None = None, progress=None) -> bool:
+    """Place the query service where it is missing (:func:`place_query_service`), then make
+    sure the host and ``devices`` (default every device) have calibrated cost models
+    (:func:`~colony.drivers.query.ensure_calibrated`). Returns whether it calibrated."""
+    place_query_service(colony, models_dir)
+    return ensure_calibrated(colony, host_of(colony), calib_runs, max_rows, on_calibrate=on_calibrate,
+                             progress=progress, devices=devices)
 
 
 def default_models_dir(colony_name: str) -> str:
@@ -136,10 +145,19 @@ def scan(colony, host: str | None = None) -> list[TableInfo]:
 
 class Catalog:
     """The colony's tables and a :class:`QueryClient` over them, rescanned when older than
-    ``ttl_s`` or when a statement names a table the last scan did not see."""
+    ``ttl_s`` or when a statement names a table the last scan did not see.
 
-    def __init__(self, colony, host: str | None = None, ttl_s: float = 2.0, storm: dict | None = None) -> None:
+    ``calibrate(devices)``: called by a scan with the devices that hold a table and were not
+    handed to it before (the host is calibrated with them), so a device is calibrated when
+    data first sits on it, not every device of the colony up front: a five-device colony
+    took minutes to calibrate before its first query read one SmartNIC's table. A scan that
+    calibrates holds the statements that wait for it (a table it has not seen yet)."""
+
+    def __init__(self, colony, host: str | None = None, ttl_s: float = 2.0, storm: dict | None = None,
+                 calibrate: Callable[[list[str]], object] | None = None) -> None:
         self.colony = colony
+        self.calibrate = calibrate
+        self._calibrated: set[str] = set()
         self.host = host or host_of(colony)
         self.ttl_s = ttl_s
         self.storm = storm
@@ -172,6 +190,10 @@ class Catalog:
                 return
             started = time.monotonic()
             tabs = scan(self.colony, self.host)
+            held = sorted({d for t in tabs for d in t.devices} - self._calibrated)
+            if held and self.calibrate is not None:
+                self.calibrate(held)
+            self._calibrated.update(held)
             with self._lock:
                 if tabs != self._tables or self._client is None:
                     specs: dict[str, TableSpec] = {}

@@ -36,8 +36,10 @@ def location(spec: GatewaySpec) -> str:
     return ("grpc+tls://" if spec.tls_cert else "grpc://") + spec.address
 
 
-def open_gateway(colony, spec: GatewaySpec, name: str = "colony") -> Gateway:
-    """A running (listening) gateway over ``colony``'s tables; call ``serve()`` or ``shutdown()``."""
+def open_gateway(colony, spec: GatewaySpec, name: str = "colony", calibrate=None) -> Gateway:
+    """A running (listening) gateway over ``colony``'s tables; call ``serve()`` or ``shutdown()``.
+    ``calibrate``: the catalog's (:class:`~colony.drivers.catalog.Catalog`), for devices that
+    come to hold data."""
     tls = None
     if spec.tls_cert:
         try:
@@ -46,7 +48,7 @@ def open_gateway(colony, spec: GatewaySpec, name: str = "colony") -> Gateway:
             raise GatewayError(f"cannot read the TLS certificate/key ({e.filename}: {e.strerror}); check "
                                "[gateway] tls_cert and tls_key") from None
     try:
-        return Gateway(Catalog(colony, ttl_s=spec.catalog_ttl_s), location(spec), token=colony_token(spec), tls=tls,
+        return Gateway(Catalog(colony, ttl_s=spec.catalog_ttl_s, calibrate=calibrate), location(spec), token=colony_token(spec), tls=tls,
                        name=name, max_workers=spec.max_workers, statement_ttl_s=spec.statement_ttl_s)
     except OSError as e:
         raise GatewayError(f"cannot listen on {spec.address}: {e}; pick another --flight-sql port") from None
