@@ -29,7 +29,9 @@ def test_files_of_dead_owners_are_swept_and_live_ones_kept(tmp_path):
 
 def test_a_pool_names_its_files_with_its_pid():
     pool = worker.WorkerPool(keep=1, prestart=False)
-    path, _, temporary = pool._objects_file({"t": []}, cache=False)
+    files, temporary, _ = pool._objects_files({"t": [b"x" * 16]}, cache=False)
+    [path] = temporary
+    assert files["t"][0] == path and files["t"][2] is False
     try:
         assert os.path.basename(path).startswith(f"colony-query-{os.getpid()}-")
     finally:

@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 import time
 import uuid
 import weakref
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import pyarrow as pa
 
@@ -157,7 +157,8 @@ class WorkerPool:
         self._busy = 0                                       # workers taken by runs now
         self.waited: list[float] = []                        # seconds runs waited for a worker (last 256)
         self.starts: list[float] = []                        # seconds fresh workers took to start (last 16)
-        self._files: OrderedDict[tuple, tuple[str, dict, list, int]] = OrderedDict()   # key -> path, layout, refs, n
+        self._files: OrderedDict[tuple, tuple[str, list, list, int]] = OrderedDict()   # key -> path, spans, refs, n
+        self._pins: Counter = Counter()                      # key -> runs using its file now
         # /dev/shm outlives the process: cached files and idle workers go with the pool or at exit
         self._finalizer = weakref.finalize(self, _cleanup, self._files, self._idle, self._lock)
         self.killed: list[int] = []           # pids stopped at a deadline
@@ -329,37 +330,71 @@ class WorkerPool:
     def is_cancelled(self, query_id: str | None) -> bool:
         return query_id in self._cancel_ids
 
-    def _objects_file(self, tables: dict[str, list], cache: bool) -> tuple[str, dict, bool]:
-        """(path, layout, temporary): the objects in one shared-memory file, reused when cached."""
-        bufs = {name: [b if isinstance(b, pa.Buffer) else pa.py_buffer(b) for b in bl] for name, bl in tables.items()}
-        key = tuple((name, tuple((b.address, b.size) for b in bl)) for name, bl in bufs.items())
-        with self._lock:
-            if cache and key in self._files:
-                self._files.move_to_end(key)
-                return self._files[key][0], self._files[key][1], False
-        # a fresh name per file: the worker caches decoded files by name, so names are never reused
-        fd, path = tempfile.mkstemp(prefix=f"colony-query-{os.getpid()}-{uuid.uuid4().hex}-", suffix=".objs", dir=_SHM)
-        layout, pos = {}, 0
-        with os.fdopen(fd, "wb") as f:
-            for name, bl in bufs.items():
-                spans = []
-                for b in bl:
+    def _objects_files(self, tables: dict[str, list], cache: bool) -> tuple[dict[str, tuple], list[str], list]:
+        """Each table's objects in a shared-memory file of its own, reused while cached:
+        ({table: (path, spans, cached)}, temporary paths to delete after the run, the cached
+        files' keys, pinned until :meth:`_unpin`). A table with no objects has no file (path
+        None). A pinned file is never evicted, so a run's files stay while it runs, whatever
+        other runs add; a file that does not fit beside the pinned ones is temporary.
+
+        One file per table, not per set of tables a query reads: with a file per set, every
+        query over a new combination of tables copied, mapped and decoded all of them again
+        (TPC-DS SF 0.1 on one thread: first runs 2-10x the repeats, ~1 ms a MB)."""
+        out: dict[str, tuple] = {}
+        temps: list[str] = []
+        pinned: list = []
+        for name, bl in tables.items():
+            bufs = [b if isinstance(b, pa.Buffer) else pa.py_buffer(b) for b in bl]
+            if not bufs:
+                out[name] = (None, [], False)
+                continue
+            key = tuple((b.address, b.size) for b in bufs)
+            with self._lock:
+                hit = self._files.get(key) if cache else None
+                if hit is not None:
+                    self._files.move_to_end(key)
+                    self._pins[key] += 1
+                    pinned.append(key)
+                    out[name] = (hit[0], hit[1], True)
+                    continue
+            # a fresh name per file: the worker caches decoded files by name, so names are never reused
+            fd, path = tempfile.mkstemp(prefix=f"colony-query-{os.getpid()}-{uuid.uuid4().hex}-", suffix=".objs",
+                                        dir=_SHM)
+            spans, pos = [], 0
+            with os.fdopen(fd, "wb") as f:
+                for b in bufs:
                     pad = -pos % _ALIGN
                     f.write(bytes(pad))
                     pos += pad
                     spans.append((pos, f.write(memoryview(b))))
                     pos += b.size
-                layout[name] = spans
-        if not cache or pos > self.cache_bytes:
-            return path, layout, True
+            if not cache or pos > self.cache_bytes:
+                temps.append(path)
+                out[name] = (path, spans, False)
+                continue
+            with self._lock:
+                total = pos + sum(v[3] for v in self._files.values())
+                for k in [k for k in self._files if not self._pins[k]]:      # least recently used first
+                    if total <= self.cache_bytes:
+                        break
+                    old, _, _, n = self._files.pop(k)
+                    del self._pins[k]
+                    os.unlink(old)
+                    total -= n
+                fits = total <= self.cache_bytes and key not in self._files
+                if fits:
+                    self._files[key] = (path, spans, bufs, pos)   # refs keep the buffers, so their addresses
+                    self._pins[key] += 1
+                    pinned.append(key)
+            if not fits:
+                temps.append(path)
+            out[name] = (path, spans, fits)
+        return out, temps, pinned
+
+    def _unpin(self, pinned: list) -> None:
         with self._lock:
-            self._files[key] = (path, layout, bufs, pos)   # refs keep the buffers, so their addresses
-            total = sum(v[3] for v in self._files.values())
-            while total > self.cache_bytes:
-                _, (old, _, _, n) = self._files.popitem(last=False)
-                os.unlink(old)
-                total -= n
-        return path, layout, False
+            for key in pinned:
+                self._pins[key] -= 1
 
     def run(self, plan_bytes: bytes, tables: dict[str, list], *, threads: int, memory_limit: int | None,
             max_result_bytes: int | None, timeout_s: float | None, cache: bool = False,
@@ -376,7 +411,7 @@ class WorkerPool:
         deadline = None if timeout_s is None else t0 + float(timeout_s)
         if self.is_cancelled(query_id):
             raise QueryCancelled(f"query {query_id} was cancelled by its client before it ran")
-        path, layout, temporary = self._objects_file(tables, cache)
+        files, temporary, pinned = self._objects_files(tables, cache)
         result_path = os.path.join(_SHM or tempfile.gettempdir(), f"colony-result-{os.getpid()}-{uuid.uuid4().hex}.clny")
         try:
             reply = None
@@ -395,9 +430,9 @@ class WorkerPool:
                 started = self._ready(w, deadline)       # a fresh worker: its imports are not this query's time
                 if started is not None and timing is not None:
                     timing["start_s"] = started
-                _send(w.p.stdin, {"path": path, "tables": layout, "plan": bytes(plan_bytes), "threads": threads,
+                _send(w.p.stdin, {"tables": files, "plan": bytes(plan_bytes), "threads": threads,
                                   "memory_limit": memory_limit, "max_result_bytes": max_result_bytes,
-                                  "cached": not temporary, "result": result_path})
+                                  "cache_bytes": self.cache_bytes, "result": result_path})
                 reply = _recv(w.p.stdout.fileno(), deadline)
             except TimeoutError:
                 with self._lock:
@@ -433,7 +468,8 @@ class WorkerPool:
             else:
                 self._give_back(w)
         finally:
-            if temporary:
+            self._unpin(pinned)
+            for path in temporary:
                 os.unlink(path)
             if reply is None or reply[0] != "ok":
                 try:                             # a worker killed mid-write may have left it
@@ -506,26 +542,77 @@ def _cleanup(files: OrderedDict, idle: list, lock: threading.Lock) -> None:
             pass
 
 
-def _context(entry: dict, plan: bytes, threads: int, memory_limit: int | None):
-    """A DataFusion context holding the tables ``plan`` reads, reused for later plans over the
-    same cached objects. A table is registered once, when a plan first names it: registering
-    is not free (importing a 150k-row TPC-H lineitem object cost ~2.7 ms, most of a 10 ms
-    query), and a split's cuts each read one table of the several the query was given. The
-    plan's table names are in its Substrait bytes as UTF-8, so a name absent from the bytes is
-    never read; a name that only appears inside another string is registered needlessly, never
-    missed."""
-    from colony.query import plan as qplan
-    key = (threads, memory_limit)
-    ctx, registered = entry["contexts"].get(key) or (None, set())
-    if ctx is None:
-        ctx = qplan.execution_context(threads, memory_limit)
-        entry["contexts"][key] = (ctx, registered)
-    for name, parts in entry["tables"].items():
-        if name not in registered and name.encode() in plan:
+class _Tables:
+    """A worker's decoded table files (zero-copy over their mappings), kept while their bytes
+    fit the pool's cache, and its DataFusion contexts (one per thread budget and memory
+    limit), each with the file every table name is registered from. A table is registered
+    once, when a plan first names it, and again only when the name comes with another file
+    (its objects changed): registering is not free (importing a 150k-row TPC-H lineitem
+    object cost ~2.7 ms, most of a 10 ms query), and a split's cuts each read one table of
+    the several the query was given. The plan's table names are in its Substrait bytes as
+    UTF-8, so a name absent from the bytes is never read; a name that only appears inside
+    another string is registered needlessly, never missed."""
+
+    def __init__(self) -> None:
+        self.files: OrderedDict[str, tuple[list, int]] = OrderedDict()     # path -> decoded parts, bytes
+        self.contexts: dict[tuple, tuple] = {}                             # (threads, limit) -> ctx, {name: path}
+
+    def _parts(self, path: str | None, spans: list, cached: bool, budget: int, keep: set) -> list:
+        """The decoded objects of one file; a cached one is kept, evicting the least recently
+        used beyond ``budget`` bytes (never those in ``keep``, the files of the run at hand)."""
+        from colony import codec
+        if path is None:
+            return []
+        hit = self.files.get(path)
+        if hit is not None:
+            self.files.move_to_end(path)
+            return hit[0]
+        with pa.memory_map(path, "r") as f:
+            whole = f.read_buffer()
+        parts = [codec.unpack(whole.slice(o, n), verify=False) for o, n in spans]
+        if cached:
+            self.files[path] = (parts, sum(n for _, n in spans))
+            total = sum(v[1] for v in self.files.values())
+            for old in [k for k in self.files if k not in keep]:        # oldest first
+                if total <= budget:
+                    break
+                total -= self.files.pop(old)[1]
+                self._forget(old)
+        return parts
+
+    def _forget(self, path: str | None) -> None:
+        """Unregister every table registered from ``path`` (evicted, or one run's only)."""
+        for ctx, bound in self.contexts.values():
+            for name in [k for k, v in bound.items() if v == path]:
+                ctx.deregister_table(name)
+                del bound[name]
+
+    def context(self, req: dict):
+        """The context for ``req``'s thread budget and memory limit, with every table its plan
+        names registered from the file ``req`` gives."""
+        from colony.query import plan as qplan
+        key = (req["threads"], req["memory_limit"])
+        if key not in self.contexts:
+            self.contexts[key] = (qplan.execution_context(req["threads"], req["memory_limit"]), {})
+        ctx, bound = self.contexts[key]
+        keep = {t[0] for t in req["tables"].values()}
+        for name, (path, spans, cached) in req["tables"].items():
+            if name.encode() not in req["plan"] or (name in bound and bound[name] == path and cached):
+                continue
+            parts = self._parts(path, spans, cached, req["cache_bytes"], keep)
+            if name in bound:
+                ctx.deregister_table(name)
+                del bound[name]
             schema = parts[0][0].schema if parts and parts[0] else None
-            qplan.register(ctx, name, parts, schema, max_partitions=threads)
-            registered.add(name)
-    return ctx
+            qplan.register(ctx, name, parts, schema, max_partitions=req["threads"])
+            bound[name] = path
+        return ctx
+
+    def done(self, req: dict) -> None:
+        """After a run: tables whose file is not kept (a temporary one, or none) unregistered."""
+        for name, (path, _, cached) in req["tables"].items():
+            if not cached:
+                self._forget(path)
 
 
 def _serve() -> None:
@@ -551,29 +638,18 @@ def _serve() -> None:
     gc.freeze()
     _send(out, ("ready",))        # the pool times a fresh worker's start apart from its first query
     inp = sys.stdin.buffer
-    # cached object files, decoded (zero-copy), each with its DataFusion contexts (per thread
-    # budget and memory limit) and the tables registered in them so far
-    mapped: OrderedDict[str, dict] = OrderedDict()
+    tables = _Tables()
     while True:
         head = inp.read(_LEN.size)
         if len(head) < _LEN.size:
             return
         req = pickle.loads(inp.read(_LEN.unpack(head)[0]))
         try:
-            entry = mapped.get(req["path"])
-            if entry is None:
-                with pa.memory_map(req["path"], "r") as f:
-                    whole = f.read_buffer()
-                entry = {"tables": {name: [codec.unpack(whole.slice(o, n), verify=False) for o, n in spans]
-                                    for name, spans in req["tables"].items()}, "contexts": {}}
-                if req["cached"]:
-                    mapped[req["path"]] = entry
-                    while len(mapped) > 4:
-                        mapped.popitem(last=False)
-            else:
-                mapped.move_to_end(req["path"])
-            ctx = _context(entry, req["plan"], req["threads"], req["memory_limit"])
-            res = qplan.execute(ctx, req["plan"], None, req["max_result_bytes"])
+            ctx = tables.context(req)
+            try:
+                res = qplan.execute(ctx, req["plan"], None, req["max_result_bytes"])
+            finally:
+                tables.done(req)
             buf = codec.pack([res])
             with open(req["result"], "wb") as f:
                 f.write(memoryview(buf))
