@@ -178,7 +178,9 @@ def _orders_copy(i: int, rng: np.random.Generator) -> str:
 
 def _star(rng: np.random.Generator) -> str:
     """L17: lineitem joined to part, supplier and orders, grouped by string attributes of
-    them (one key set, in the select list and the grouping), ranked by revenue."""
+    them (one key set, in the select list and the grouping), ranked by revenue. The
+    fingerprint hashes the template text (``{star}``), not this function: a change here must
+    bump :data:`MEASURE_REVISION` so records made with the old queries go stale."""
     keys = str(rng.choice(["p_brand", "s_name", "p_type, s_name", "o_orderpriority, p_brand",
                            "p_mfgr, p_container, o_orderpriority"]))
     date = np.datetime64("1992-03-01") + int(rng.integers(0, 2300))
