@@ -147,10 +147,13 @@ def test_a_small_calibration_probes_with_about_as_many_templates_as_runs():
     every template or more, or none, keeps every set whole and draws nothing."""
     import numpy as np
 
-    from colony.drivers.query import _probe_budget, _probe_sets, call_path_sizes
-    sets = list(_probe_sets(call_path_sizes(30_000), 0))
+    from colony.cost.calibrate import LTEMPLATES
+    from colony.drivers.query import PROBES, _probe_budget, _probe_sets, call_path_sizes
+    sizes = call_path_sizes(30_000)
+    sets = list(_probe_sets(sizes, 0))
     total = sum(len(p) for _t, p in sets)
-    assert total == 50 and len(sets) == 5
+    # the particle probes at every size, the TPC-H-shaped templates at the two largest
+    assert len(sets) == len(sizes) + 2 and total == len(sizes) * len(PROBES) + 2 * len(LTEMPLATES)
     rng, twin = (np.random.Generator(np.random.SFC64(1)) for _ in range(2))
     for whole in (None, total, 240):
         assert _probe_budget(sets, whole, rng) == sets
