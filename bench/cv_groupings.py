@@ -25,6 +25,8 @@ import numpy as np
 from colony.cost.calibrate import calibrate, runs_from_record, runs_to_record
 from colony.cost.models import LEARNERS, fit_exec
 
+SEEDS = range(5)          # grouping seeds each record is refit with
+
 
 def in_process(work: Path, seeds=range(1, 6), threads=(1, 2)) -> list[Path]:
     """Records of in-process calibrations (1M rows, 100 runs), made once."""
@@ -40,7 +42,7 @@ def in_process(work: Path, seeds=range(1, 6), threads=(1, 2)) -> list[Path]:
     return out
 
 
-def study(path: Path, repeats: int, seeds=range(5)) -> dict:
+def study(path: Path, repeats: int, seeds=SEEDS) -> dict:
     runs = runs_from_record(json.loads(path.read_text())["query_runs"])
     kept, medians = [], collections.defaultdict(list)
     for seed in seeds:
@@ -60,7 +62,7 @@ def main() -> None:
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
     paths = sorted(Path(p) for p in glob.glob(f"{a.cache}/*.json")) + in_process(Path(a.work))
-    out = {"records": [p.name for p in paths], "seeds": 5, "by_repeats": {}}
+    out = {"records": [p.name for p in paths], "seeds": len(SEEDS), "by_repeats": {}}
     for r in (int(x) for x in a.repeats.split(",")):
         t0 = time.perf_counter()
         per = {p.name: study(p, r) for p in paths}
@@ -70,7 +72,7 @@ def main() -> None:
             "agree_mean_of_5": float(np.mean([v["agree"] for v in per.values()])),
             "median_sd": {k: {"median": float(np.median(v)), "min": min(v), "max": max(v)} for k, v in sds.items()}}
         s = out["by_repeats"][r]
-        print(f"repeats {r}: seeds agreeing with the modal learner {s['agree_mean_of_5']:.2f} of 5; "
+        print(f"repeats {r}: seeds agreeing with the modal learner {s['agree_mean_of_5']:.2f} of {len(SEEDS)}; "
               + ", ".join(f"{k} sd {v['median']:.1f}" for k, v in s["median_sd"].items()) + f" ({s['seconds']:.0f} s)")
     if a.json:
         Path(a.json).write_text(json.dumps(out, indent=1))

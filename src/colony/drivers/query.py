@@ -577,8 +577,8 @@ def _probe_budget(sets: list, budget: int | None, rng) -> list:
     """``sets`` with at most about ``budget`` probe templates in all (None: every one): each
     set keeps its share of the budget by its number of templates, at least 2, drawn at random.
     A calibration asked for a few runs (a first `colony load` on a new colony, the tests'
-    small colonies) stays a few seconds per device: every probe (52) under four placements each
-    was some 200 queries a device whatever the runs asked."""
+    small colonies) stays a few seconds per device: every probe under four placements each was
+    some 200 queries a device whatever the runs asked."""
     total = sum(len(p) for _t, p in sets)
     if budget is None or budget >= total:
         return sets
