@@ -749,6 +749,7 @@ class TableStats:
     sample_rows: dict | None = field(default=None, repr=False)
     _parts: list | None = field(default=None, repr=False)
     _sorted: dict = field(default_factory=dict, repr=False)    # column -> its sampled values, sorted
+    _derived: dict = field(default_factory=dict, repr=False)   # facts the estimator read off the sample, by key
 
     @property
     def sample(self) -> dict[str, np.ndarray] | None:
