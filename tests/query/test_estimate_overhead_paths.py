@@ -332,6 +332,7 @@ def test_drawn_selectivities_draw_the_rest_only_for_a_rare_outcome(monkeypatch):
         calls.append((draws_n, out[1], out[2]))
         return out
     monkeypatch.setattr(E.Estimator, "_sample_sel_n", spy)
+    monkeypatch.setattr(E.Estimator, "_rows_sel", lambda self, e, node: None)    # the draws alone
     x = t.column("x").to_numpy()
     for c, rare in ((1.8, False), (2.7, True)):
         calls.clear()
