@@ -1359,9 +1359,9 @@ class Estimator:
         sampled rows on either side of the predicate."""
         if node is not None and node.grouped:
             return None
-        cols = _columns(e)
+        cols, text = _columns(e), repr(e)
         if not cols or any(len(c) < 3 for c in cols) or len({(c[0], c[2]) for c in cols}) != 1 \
-                or "'agg'" in repr(e) or "'win'" in repr(e):
+                or "'agg'" in text or "'win'" in text:
             return None
         table, r = next(iter(cols))[0], next(iter(cols))[2]
         ts = self.stats.get(table)
@@ -2235,12 +2235,11 @@ class Estimator:
             # 10 % of the sales and 1,792 of the 1,800 items
             keyfrac = dict(keyfrac)
             for a, b2 in keys:
-                for e, o, node, f in ((a, b2, left, cut[0]), (b2, a, right, cut[1])):
+                dl, dr = self._eff_ndv(a, left), self._eff_ndv(b2, right)
+                for e, f, k in ((a, cut[0], dr / dl), (b2, cut[1], dl / dr)):
                     if f is None or e[0] != "col":
                         continue
-                    k = min(1.0, self._eff_ndv(o, right if node is left else left) / self._eff_ndv(e, node))
-                    if len(keys) == 1:
-                        k = min(k, max(f, 0.0))
+                    k = min(1.0, k, max(f, 0.0)) if len(keys) == 1 else min(1.0, k)
                     if k < 1.0:
                         c = tuple(e[1:])
                         keyfrac[c] = keyfrac.get(c, 1.0) * k
