@@ -225,3 +225,20 @@ def test_discretizing_group_keys(data, sql):
     e = _est(sql, st)
     a = _actual(sql, t)
     assert abs(e.rows - a) <= max(1, 0.1 * a), (e.rows, a)
+
+
+
+def test_aggregates_and_windows_are_found_in_the_expression_not_its_text():
+    """The row sample answers a predicate unless it holds an aggregate or a window; that was
+    told from the expression's text, so a string literal 'agg' or 'win' counted as one."""
+    from colony.query.estimate import _has, _tag
+    col = ("col", "t", "x", 0)
+    lit = ("fn", "equal", [("col", "t", "s", 0), ("lit", "agg")])
+    assert not _has(lit, ("agg", "win")) and not _has(("lit", "win"), ("agg", "win"))
+    nested = ("fn", "gt", [col, ("fn", "multiply", [("lit", 2.0), ("agg", "avg", [col])])])
+    assert _has(nested, ("agg",)) and not _has(nested, ("win",))
+    assert _has([("lit", 1), ("win", [col])], ("win",))
+    # the type tag: an integer division's, a decimal's, none on a plain function or a column
+    assert _tag(("fn", "divide", [col, ("lit", 3)], "int")) == "int"
+    assert _tag(("fn", "add", [col, col], "dec")) == "dec"
+    assert _tag(("fn", "add", [col, col])) is None and _tag(col) is None

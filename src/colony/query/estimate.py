@@ -339,6 +339,22 @@ def _nested_names(ty: dict) -> int:
     return 0
 
 
+def _tag(e) -> str | None:
+    """A function node's type tag, its 4th element: "dec" (decimal arithmetic), "int" (an
+    integer division, which truncates) or a date or time's number line and zone."""
+    return e[3] if e[0] == "fn" and len(e) > 3 else None
+
+
+def _has(e, kinds: tuple) -> bool:
+    """Whether an expression holds a node of one of ``kinds`` ("agg", "win", ...) anywhere
+    (literals are not looked into: a string literal 'agg' is no aggregate)."""
+    if isinstance(e, list):
+        return any(_has(x, kinds) for x in e)
+    if not isinstance(e, tuple) or not e or e[0] == "lit":
+        return False
+    return e[0] in kinds or any(_has(x, kinds) for x in e[1:] if isinstance(x, (tuple, list)))
+
+
 def _columns(e) -> set:
     """Base columns an expression reads, as (table, name, read#); aggregates are constants here."""
     if e[0] == "col":
@@ -402,7 +418,7 @@ def _invert(e, S: list[Iv]):
         if const_left:     # c - g in S  <=>  g in c - S
             return _invert(g, _map(S, _safe(lambda v: c - v), decreasing=True))
         return _invert(g, _map(S, _safe(lambda v: v + c)))
-    if name == "divide" and len(e) > 3 and e[3] == "int":
+    if name == "divide" and _tag(e) == "int":
         return None          # truncating: not one interval per value (sampled instead)
     if name == "multiply" or (name == "divide" and not const_left):
         k = c if name == "multiply" else (1.0 / c if c else None)
@@ -697,11 +713,11 @@ def _numpy_eval(e, cols: dict, consts: Callable | None = None, coded: bool | Non
             return np.isin(np.asarray(args[0]), np.asarray(args[1:], dtype=object if isinstance(args[1], str)
                                                           else np.float64))
         if (name == "date_bin" and len(args) in (2, 3)) or (name in _DATE_FNS and len(args) == 2):
-            unit = "us" if len(e) > 3 and e[3].startswith("us") else None
+            unit = "us" if (_tag(e) or "").startswith("us") else None
             if name == "date_bin":
                 return _date_bin(args[0], args[1], args[2] if len(args) > 2 else None, unit)
             return (_date_trunc if "trunc" in name else _date_part)(args[0], args[1], unit)
-        if name == "divide" and len(e) > 3 and e[3] == "int" and len(args) == 2:
+        if name == "divide" and _tag(e) == "int" and len(args) == 2:
             return np.trunc(np.true_divide(args[0], args[1]))
         if name in _TWO and len(args) >= 2:
             out = args[0]
@@ -964,8 +980,9 @@ class Estimator:
         schema, a cast's or a truncation's from its tag; None where it is not one."""
         if e[0] == "col":
             return self._time.get(tuple(e[1:3]))
-        if e[0] == "fn" and len(e) > 3 and (e[1] in CASTS or e[1] in TRUNC):
-            return ("us" if e[3].startswith("us") else "D"), e[3].endswith("tz")
+        tag = _tag(e)
+        if tag is not None and (e[1] in CASTS or e[1] in TRUNC):
+            return ("us" if tag.startswith("us") else "D"), tag.endswith("tz")
         return None
 
     def _case(self, m, clauses: list, els, inp: Node):
@@ -991,7 +1008,7 @@ class Estimator:
             k = max(1, len(e[2]) - 1) if e[1] in ("and", "or") else 1
             # a date or time expression carries its class (5th element: a function's by its
             # input's zone, a cast's by _cast_class); decimal arithmetic is tagged "dec"
-            op = e[4] if len(e) > 4 else "arith_dec" if len(e) > 3 and e[3] == "dec" else category(e[1])
+            op = e[4] if len(e) > 4 else "arith_dec" if _tag(e) == "dec" else category(e[1])
             if e[1] in CMP_STR and any(map(self._is_str, e[2])):
                 op = "cmp_str"        # a comparison of strings reads their bytes
             elif op == "str" and _fast_str(e):
@@ -1308,7 +1325,7 @@ class Estimator:
         when the selectivity is not a draw's (a default, a constant predicate)."""
         cols = _columns(e)
         stats = {c: self._colstats(c) for c in cols}
-        if (not cols and "'agg'" not in str(e)) or any(s is None or (s.kll is None and s.items is None)
+        if (not cols and not _has(e, ("agg",))) or any(s is None or (s.kll is None and s.items is None)
                                                         for s in stats.values()):
             self._bound("predicate over columns without sketches: selectivity 1/3")
             return DEFAULT_SEL, 0, 0
@@ -1359,9 +1376,9 @@ class Estimator:
         sampled rows on either side of the predicate."""
         if node is not None and node.grouped:
             return None
-        cols, text = _columns(e), repr(e)
+        cols = _columns(e)
         if not cols or any(len(c) < 3 for c in cols) or len({(c[0], c[2]) for c in cols}) != 1 \
-                or "'agg'" in text or "'win'" in text:
+                or _has(e, ("agg", "win")):
             return None
         table, r = next(iter(cols))[0], next(iter(cols))[2]
         ts = self.stats.get(table)
