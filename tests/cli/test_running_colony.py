@@ -114,6 +114,13 @@ def test_load_tables_query_and_serve_on_a_running_colony(cli_colony, tmp_path):
         assert ld2.returncode == 0, ld2.stdout + ld2.stderr
         assert "calibrating nic0, nic2, nic3 only" in ld2.stderr, ld2.stderr      # on the host's record
         assert _query_calibrated(cli_colony.tmp / "models" / "query-models-default") == {"host0", "nic0", "nic1", "nic2", "nic3"}
+        # status names where each calibration leaves the models extrapolating: 6 runs leave
+        # most features in fewer than the 3 runs a full calibration's reserve gives each
+        st = colony("status", "--json", str(tmp_path / "st.json"))
+        assert st.returncode == 0 and "calibration gaps" in st.stdout, st.stdout + st.stderr
+        qm = {m["device"]: m for m in json.loads((tmp_path / "st.json").read_text())["query_models"]}
+        assert set(qm) == {"host0", "nic0", "nic1", "nic2", "nic3"} and all(m["calibrated"] for m in qm.values())
+        assert all(len(m["gaps"]["thin"]) > 10 and isinstance(m["gaps"]["short_reach"], list) for m in qm.values())
         tabs = colony("tables", "--json")
         assert tabs.returncode == 0, tabs.stderr
         assert "calibrating" not in tabs.stderr

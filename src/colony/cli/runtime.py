@@ -111,12 +111,15 @@ def query_models(colony, rows: list[dict]) -> list[dict]:
 def query_models_table(models: list[dict]):
     from rich.table import Table
     t = Table(title="query cost models")
-    for col in ("device", "calibrated", "learner", "online corrections (family: factor, n)", "drift", "queue",
-                "admitted work s (here / as host)", "core stretch"):
+    for col in ("device", "calibrated", "learner", "calibration gaps (thin; short reach)",
+                "online corrections (family: factor, n)", "drift", "queue", "admitted work s (here / as host)",
+                "core stretch"):
         t.add_column(col)
     for h in models:
         corr = ", ".join(f"{f}: {v['factor']:.2f} ({v['n']})" for f, v in (h.get("corrections") or {}).items())
-        t.add_row(h["device"], "yes" if h["calibrated"] else "no", str(h.get("learner") or "-"), corr or "-",
+        gaps = h.get("gaps") or {}
+        gap = "; ".join(", ".join(gaps.get(k) or []) or "-" for k in ("thin", "short_reach"))
+        t.add_row(h["device"], "yes" if h["calibrated"] else "no", str(h.get("learner") or "-"), gap, corr or "-",
                   ", ".join(h.get("drift") or []) or "-", f"{h.get('queue', 0)}/{h.get('max_queue', '-')}",
                   f"{h.get('backlog_s', 0.0):.2f} / {h.get('host_backlog_s', 0.0):.2f}", f"{h.get('slowdown', 1.0):.2f}x")
     return t
@@ -204,7 +207,8 @@ def register(app: typer.Typer, bench_app: typer.Typer) -> None:
             _console().print(query_models_table(models))
         if json_out:
             json_out.parent.mkdir(parents=True, exist_ok=True)
-            json_out.write_text(json.dumps({"colony": colony.config.name, "devices": rows}, indent=1, default=str))
+            json_out.write_text(json.dumps({"colony": colony.config.name, "devices": rows, "query_models": models},
+                                           indent=1, default=str))
 
     @app.command()
     def down(config: Optional[str] = typer.Argument(None),

@@ -56,6 +56,13 @@ def _total_key(feedback: dict) -> str | None:
     return key if isinstance(key, str) and key.startswith(f"total:{pl}@") and len(key) <= 64 else None
 
 
+def _gaps(support: dict | None) -> dict:
+    """A calibration's coverage gaps from its report (``colony.cost.calibrate``): the features
+    positive in fewer runs than ``MIN_SUPPORT`` and the per-value terms short of ``REACH``."""
+    support = support or {}
+    return {"thin": sorted(support.get("thin") or {}), "short_reach": sorted(support.get("short_reach") or {})}
+
+
 def _tables_arg(tables: dict) -> dict[str, tuple[str, str]]:
     out = {}
     for name, spec in (tables or {}).items():
@@ -879,6 +886,9 @@ class QueryService(Service):
                 "call_path_revision": (m.report.get("call_path") or {}).get("revision", 1) if legs else None,
                 "host_models": self.host_models is not None, "stale": self.stale,
                 "learner": m.report.get("kept") if m else None, "sizes": m.report.get("sizes") if m else None,
+                # where the calibration left the models extrapolating: features in fewer runs than
+                # its reserve wanted, per-value terms timed only on small inputs
+                "gaps": _gaps(m.report.get("support") if m else None),
                 "corrections": m.residuals.to_json() if m else {},
                 "drift": m.residuals.drifted() if m else [],
                 "queue": self._dev_inflight, "max_queue": self.max_queue, "policy": self.policy,
