@@ -34,10 +34,10 @@ def test_calibration_runs_through_the_runner_it_is_given():
 
 
 def test_each_timed_run_follows_an_idle_gap_as_a_devices_next_query_does():
-    """A device's next query finds its worker asleep, not just back from the same query: timed
-    back to back, tiny queries took half what they take in service (1.4-2.6 ms against
-    3.2-4.5), and small tables' queries were priced 0.3-0.8x. The untimed first run goes at
-    once; each timed one starts after at least IDLE_GAP_S of idling, in both paths."""
+    """A device's next query finds its worker asleep, not just back from the same query (in
+    process, tiny queries took 1.2-2.6 ms back to back and 3.2-4.5 after a 20 ms gap). The
+    untimed first run goes at once; each timed one starts after at least IDLE_GAP_S of
+    idling, in both paths."""
     import time
 
     import pyarrow as pa

