@@ -433,3 +433,25 @@ def test_an_unsupported_plan_whose_message_names_fields_is_not_an_unknown_column
     assert not isinstance(err.value, UnknownColumn)
     with pytest.raises(UnknownColumn):
         to_substrait("select nope from t", {"t": t.schema})
+
+
+def test_every_function_shape_over_tpch_is_modelled_and_its_dear_functions_priced(tpch):
+    """The sixty-fifth stop's TPC-H function shapes (shapes/functions_tpch.sql): each is
+    modelled with a row count, runs, and the dear string functions count their units of
+    `str` (md5 9, sha256 4, a regexp count 4 a row)."""
+    from colony.bench.query_families import read_families
+    t, st, ctx, _ = tpch
+    sch = {k: v.schema for k, v in t.items()}
+    shapes = {q["family"]: q["sql"] for q in read_families(str(TPCH_SQL.parent.parent / "shapes" /
+                                                                  "functions_tpch.sql"))}
+    assert len(shapes) == 14
+    for fam, sql in shapes.items():
+        e = estimate(to_substrait(sql, sch), st)
+        a = ctx.sql(sql).collect()
+        assert e.supported and e.rows is not None, (fam, e.reason)
+        assert sum(b.num_rows for b in a) >= 0
+    for fam, units in (("V1", 9), ("V7", 4)):        # one hash per row kept (a projection)
+        e = estimate(to_substrait(shapes[fam], sch), st)
+        assert e.ops["str"] == pytest.approx(units * e.rows), fam
+    e = estimate(to_substrait(shapes["V11"], sch), st)    # a regexp count per lineitem row, as a key
+    assert e.ops["str"] == pytest.approx(4 * t["lineitem"].num_rows)
