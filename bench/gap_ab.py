@@ -1,7 +1,9 @@
-"""The calibration's idle gap (``IDLE_GAP_S``), A/B on the Ray colony (sixty-fifth stop).
+"""A 10 ms idle gap before each timed calibration run, A/B on the Ray colony (sixty-fifth
+stop; tried and not kept: MEASURE_REVISION 7, reverted in 8).
 
 The same seeded calibration timed with and without the gap, twice in turn (gapA, nogapA,
-gapB, nogapB), each followed by three benchmark query sets. Reads the records and results
+gapB, nogapB; the gap read from an environment variable for the experiment only), each
+followed by three benchmark query sets. Reads the records and results
 under bench/results (``calibration_gap_ab/<arm>_<device>@<fp>.json``,
 ``query_gap_ab_<arm>_<set>.json``) and prints:
 
@@ -9,7 +11,9 @@ under bench/results (``calibration_gap_ab/<arm>_<device>@<fp>.json``,
 - the same calibration queries' times, paired gap / no gap, by size;
 - every calibration's raw execution price (no online correction) against every arm's
   measured executions: each run's actuals priced by all four records, so a run's drift
-  hits all alike.
+  hits all alike;
+- each arm's benchmark as it scored itself (online corrections on): pushed-down execution
+  error, total error per placement, auto / oracle.
 
     python bench/gap_ab.py
 """
@@ -65,6 +69,14 @@ def main() -> None:
                 e = np.abs(np.array(v) - 1) * 100
                 cells.append(f"{cal} {np.median(e):.1f} / {np.percentile(e, 90):.1f} (x{np.median(v):.2f})")
             print(f"{name} {dev} raw {term} error median / p90 (price / actual): " + " | ".join(cells))
+    for name in SETS:
+        for arm in ARMS:
+            s = json.load(open(os.path.join(RESULTS, f"query_gap_ab_{arm}_{name}.json")))["summary"]
+            pe = s["prediction_error"]["all"]
+            tot = " / ".join(f"{pe['total_pct'][pl]['median']:.1f}" if pl in pe["total_pct"] else "-"
+                             for pl in ("down", "back", "split"))
+            print(f"{name} {arm}: down exec error {pe['exec_pct']['down']['median']:.1f} %, totals down / back / "
+                  f"split {tot} %, auto / oracle {s['auto_over_oracle']:.3f}")
 
 
 if __name__ == "__main__":

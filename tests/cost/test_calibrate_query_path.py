@@ -33,35 +33,6 @@ def test_calibration_runs_through_the_runner_it_is_given():
     assert models.predict_exec(runs[0]["ops"]) > 0
 
 
-def test_each_timed_run_follows_an_idle_gap_as_a_devices_next_query_does():
-    """A device's next query finds its worker asleep, not just back from the same query (in
-    process, tiny queries took 1.2-2.6 ms back to back and 3.2-4.5 after a 20 ms gap). The
-    untimed first run goes at once; each timed one starts after at least IDLE_GAP_S of
-    idling, in both paths."""
-    import time
-
-    import pyarrow as pa
-
-    from colony import codec
-    from colony.cost.calibrate import IDLE_GAP_S, measure_run
-    t = uniform(5_000, seed=4)
-    answer = codec.pack([pa.table({"n": pa.array([1], pa.int64())})])
-    spans = []
-
-    def runner(plan_bytes, objects, threads):
-        spans.append(time.perf_counter())
-        return answer
-    r = measure_run("select count(*) as n from particles", {"particles": [t]},
-                    {"particles": TableStats.build([t])}, 1, repeats=3, runner=runner)
-    assert len(spans) == 4 and len(r["exec_runs"]) == 3
-    gaps = np.diff(spans)
-    assert IDLE_GAP_S >= 0.005 and gaps.min() >= IDLE_GAP_S, gaps
-    t0 = time.perf_counter()
-    measure_run("select count(*) as n from particles", {"particles": [t]}, {"particles": TableStats.build([t])},
-                1, repeats=3)
-    assert time.perf_counter() - t0 >= 3 * IDLE_GAP_S
-
-
 def _ops(sql, rows=50_000):
     t = uniform(rows, seed=3)
     st = TableStats.build([t], nbytes=1_234_567)

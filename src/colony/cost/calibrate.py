@@ -61,19 +61,15 @@ REACH_TERMS = ("cmp", "logic", "arith", "power", "func", "str", "str_fast", "sca
 # records fitted on the old measurements are stale (part of the runtime's fingerprint).
 # 4: the reserve for thin features (TOP_UP); 5: its runs aimed at the feature (AIM_DRAWS);
 # 6: the reserve also reaches large values of the per-value terms (REACH); 7: each timed run
-# after an idle gap (IDLE_GAP_S)
-MEASURE_REVISION = 7
-# seconds the timer idles before each timed run. A device's queries do not come back to back:
-# between two, the client decodes a result and plans the next, the call crosses the link and
-# the device estimates it, while the worker process sleeps. In process, through a worker,
-# 336k-row count(*)s took 1.2-2.6 ms back to back and 3.2-4.5 ms after a 20 ms idle gap (a
-# 2 ms one cost as much in one hour, nothing in the next: the VM's idle states). On the Ray
-# colony, the same seeded calibration timed both ways twice (sixty-fifth stop): runs under
-# 4 ms unchanged (x1.03), 15-100 ms ones x0.85 and longer x0.76 (less disturbed by the
-# colony's other processes, which run in the gaps). The records' own cross-validation (the
-# kept learner's median error) favoured the gap on host0 (12.8 and 15.9 % against 19.4 and
-# 18.6) and neither on nic0 (34.8, 27.2 against 30.3, 29.8): bench/gap_ab.py
-IDLE_GAP_S = 0.01
+# after a 10 ms idle gap; 8: back to back again. A device's next query finds its worker
+# asleep, and in process 336k-row count(*)s took 1.2-2.6 ms back to back and 3.2-4.5 after a
+# 20 ms gap; but on the Ray colony the same seeded calibration timed both ways twice in turn
+# ran its runs under 4 ms as before (x1.03) and its 15-100 ms ones at x0.85 (the colony's
+# other processes ran in the gaps), and the benchmarks that followed priced nic0's pushed-down
+# executions worse (median error after correction with the gap / without: nycflights13
+# 22.0-26.9 / 15.5-18.9 %, its function shapes 22.8-31.9 / 17.8-20.4, TPC-H's 18.5-31.5 /
+# 14.4-19.2; host0's cross-validation favoured the gap, nic0's neither): bench/gap_ab.py
+MEASURE_REVISION = 8
 
 TEMPLATES = {
     "T1": "select * from particles where x >= {p} and y < {p} and z <= {p}",
@@ -325,8 +321,7 @@ def measure_run(sql: str, partitions, stats, threads: int, repeats: int = 2, run
     fills whatever the path caches, as a device's repeated queries find it), then the fastest
     of ``repeats`` timed runs (the least disturbed by other work on a shared machine:
     the models learn what the work costs, the device-wide online correction learns how busy
-    the device is), each after an idle gap as a device's next query finds it
-    (:data:`IDLE_GAP_S`) and timed as the query service times it (the runner's call plus
+    the device is), each timed as the query service times it (the runner's call plus
     decoding its answer), so execution includes the path's own costs; result serialization
     happens inside it (``ser_s`` 0, as the service reports it).
 
@@ -349,7 +344,6 @@ def measure_run(sql: str, partitions, stats, threads: int, repeats: int = 2, run
         runner(pb, objs, threads)
         times = []
         for _ in range(max(1, repeats)):
-            time.sleep(IDLE_GAP_S)
             t0 = time.perf_counter()
             buf = runner(pb, objs, threads)
             res = codec.unpack_one(buf, verify=False)
@@ -366,7 +360,6 @@ def measure_run(sql: str, partitions, stats, threads: int, repeats: int = 2, run
             setup_s += time.perf_counter() - t1
         ser_s = float("inf")
         for _ in range(max(1, repeats)):
-            time.sleep(IDLE_GAP_S)
             t0 = time.perf_counter()
             res = qplan.execute(ctx, pb)
             times.append(time.perf_counter() - t0)
