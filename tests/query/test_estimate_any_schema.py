@@ -450,9 +450,8 @@ def test_every_function_shape_over_tpch_is_modelled_and_its_dear_functions_price
     assert len(shapes) == 14
     for fam, sql in shapes.items():
         e = estimate(to_substrait(sql, sch), st)
-        a = ctx.sql(sql).collect()
         assert e.supported and e.rows is not None, (fam, e.reason)
-        assert sum(b.num_rows for b in a) >= 0
+        ctx.sql(sql).collect()                    # and DataFusion runs it (raises if not)
     for fam, units in (("V1", 9), ("V7", 4)):        # one hash per row kept (a projection)
         e = estimate(to_substrait(shapes[fam], sch), st)
         assert e.ops["str"] == pytest.approx(units * e.rows), fam
