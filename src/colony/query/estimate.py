@@ -68,6 +68,14 @@ ROWS_ENOUGH = 20
 # Poisson law (20k Poisson draws at 70k rows per group cost ~0.7 ms of a 1M-row decision)
 POISSON_EXACT = 1_000.0
 DEFAULT_SEL = 1.0 / 3.0          # PostgreSQL-style default for predicates we cannot model
+# DataFusion's statistics (Node.df), which pick a hash join's build side: a filter its interval
+# analysis cannot bound keeps this share of the rows (its default_filter_selectivity, 20 %);
+# one it can (numbers compared, with arithmetic, under AND and NOT) keeps them all, as no
+# min/max reaches it from our registered tables. Read off `explain` with
+# datafusion.explain.show_statistics (DataFusion 55)
+DF_DEFAULT_SEL = 0.2
+DF_RANGE = {"lt", "lte", "gt", "gte", "equal"}
+DF_ARITH = {"add", "subtract", "multiply", "divide", "negate"}
 
 CMP = {"lt", "lte", "gt", "gte", "equal", "not_equal", "is_null", "is_not_null", "like", "ilike",
        "is_distinct_from", "is_not_distinct_from", "starts_with"}
@@ -145,6 +153,8 @@ STR_UNITS = {"md5": 9.0, "sha224": 4.0, "sha256": 4.0, "sha384": 11.0, "sha512":
 # comparisons) went to 1.4-1.9x (runs 76-77)
 CMP_STR = {"lt", "lte", "gt", "gte", "equal", "not_equal", "is_distinct_from", "is_not_distinct_from", "in"}
 # bump when an operator's count changes: calibrations fitted on the old counts are stale
+# 24: a hash join's build and probe sides as DataFusion picks them (Node.df), its build side's
+# cells copied;
 # 23: date_bin's class by its stride, dear string functions in units of `str`, casts to and
 # from strings counted as `str`;
 # 22: t-digest aggregates' rows and per-group calls (tdigest, tdigest_calls); 21: a value missing from exactly counted values has no rows, outer joins keep their side's
@@ -152,7 +162,7 @@ CMP_STR = {"lt", "lte", "gt", "gte", "equal", "not_equal", "is_distinct_from", "
 # dimension's kept keys read off its row sample (join rows), mark joins, no hash probe terms for
 # a nested-loop join; 19: a nested-loop join's candidate pairs (join_nl); 18: extremes counted
 # exactly
-OPS_REVISION = 23
+OPS_REVISION = 24
 # A hash table's probes cost little while the table sits in a core's cache and several times
 # more once it does not. DataFusion, one thread, ns a probe row beyond reading the input (an
 # integer key; 600k probe rows): a join building 16 / 1k / 10k / 50k / 200k / 600k rows 3.4 /
@@ -833,6 +843,10 @@ class Node:
     # = 7` keeps 10 of l_suppkey's 500 values, not 500 as a random 2 % of the rows would
     keyfrac: dict = field(default_factory=dict)
     grouped: bool = False        # an aggregation made these rows (until a join or a union)
+    # DataFusion's own statistics of these rows, (rows, bytes or None), None where it has none:
+    # what its physical optimizer compares to pick a hash join's build side (:meth:`Estimator.
+    # _build_side`), not an estimate of the rows
+    df: tuple | None = None
 
 
 def replace(node: Node, **changes) -> Node:
@@ -1711,7 +1725,8 @@ class Estimator:
             vt = b["virtualTable"]
             rows = float(len(vt.get("values") or vt.get("expressions") or []))
             width = len(_top_names(b.get("baseSchema", {})))
-            return replace(Node(rows=rows, exprs=[("opaque", [])] * width), exprs=self._emit(b, [("opaque", [])] * width))
+            return replace(Node(rows=rows, exprs=[("opaque", [])] * width, df=(rows, rows * 8.0 * width)),
+                           exprs=self._emit(b, [("opaque", [])] * width))
         names = b.get("namedTable", {}).get("names", [])
         if not names:
             raise Unsupported("only named-table reads are supported")
@@ -1731,15 +1746,16 @@ class Estimator:
         else:
             idx = list(range(len(cols)))
         n = float(st.rows)
-        base = Node(rows=n, exprs=[("col", table, cols[i], inst) for i in idx], base_rows=n, table=table,
-                    frac={inst: 1.0}, size={inst: n})
+        exprs = [("col", table, cols[i], inst) for i in idx]
+        df = (n, n * _width(exprs, self.stats))       # a scan's statistics are exact
+        base = Node(rows=n, exprs=exprs, base_rows=n, table=table, frac={inst: 1.0}, size={inst: n}, df=df)
         n_str = self._n_str(base.exprs)
         self._add("scan", st.rows * (len(idx) - n_str))
         self._add("scan_str", st.rows * n_str)
         self._add("rows", st.rows)
         if "filter" in b:
             node = Node(rows=base.rows, exprs=[("col", table, c, inst) for c in cols], base_rows=base.rows,
-                        table=table, frac={inst: 1.0}, size={inst: n})
+                        table=table, frac={inst: 1.0}, size={inst: n}, df=df)
             base = self._apply_filter(node, self._expr(b["filter"], node), base.exprs)
         return replace(base, exprs=self._emit(b, base.exprs))
 
@@ -1858,8 +1874,11 @@ class Estimator:
                 ipreds[r] = ipreds.get(r, ()) + (c,)
                 if r in nulled and c[0] == "fn" and c[1] in ("is_null", "is_not_null"):
                     nulled = {**nulled, r: 1.0 if c[1] == "is_null" else 0.0}   # the anti join's rows
+        df = inp.df
+        if df is not None and not self._df_analyzable(cond):
+            df = (df[0] * DF_DEFAULT_SEL, df[1] * DF_DEFAULT_SEL if df[1] is not None else None)
         return replace(inp, rows=rows, exprs=exprs, preds=preds, frac=self._thin(inp, f), ipreds=ipreds,
-                       nulled=nulled)
+                       nulled=nulled, df=df)
 
     def _filter(self, b: dict) -> Node:
         inp = self.rel(b["input"])
@@ -1892,7 +1911,11 @@ class Estimator:
                     self._count(k, inp.rows)
                 parts_of[spec] = self._distinct_keys(keys, inp) if keys else 0.0
             self._add("window_parts", parts_of[spec])
-        return replace(inp, exprs=self._emit(b, inp.exprs + new))
+        out = self._emit(b, inp.exprs + new)
+        df = inp.df
+        if df is not None and not any(map(self._is_str, out)):    # fixed-width columns: their widths
+            df = (df[0], df[0] * 8.0 * len(out))
+        return replace(inp, exprs=out, df=df)
 
     def _fetch(self, b: dict) -> Node:
         count = b.get("countExpr", {}).get("literal", {}).get("i64", b.get("count"))
@@ -1921,8 +1944,11 @@ class Estimator:
         # a row) and priced a streaming limit of 94k rows at 0.26 s where it took 14 ms
         self._add("limit", 1.0)
         f = rows / inp.rows if inp.rows else 0.0
+        df = inp.df
+        if df is not None and count is not None and count < df[0]:
+            df = (float(count), df[1] * count / df[0] if df[1] is not None else None)
         return replace(inp, rows=rows, exprs=self._emit(b, inp.exprs), base_rows=None, preds=[],
-                       frac=self._thin(inp, f))
+                       frac=self._thin(inp, f), df=df)
 
     def _sort(self, b: dict) -> Node:
         k, self._topk = self._topk, None
@@ -2070,7 +2096,10 @@ class Estimator:
             out = list({repr(k): k for k in keys}.values()) + [("opaque", [])]
         else:
             out = keys
-        return replace(inp, rows=rows, exprs=self._emit(b, out + aggs), base_rows=None, preds=[], grouped=True)
+        # DataFusion keeps a grouping's input statistics (inexact); a global aggregate is one row
+        df = inp.df if keys else (1.0, 8.0 * len(out + aggs))
+        return replace(inp, rows=rows, exprs=self._emit(b, out + aggs), base_rows=None, preds=[], grouped=True,
+                       df=df)
 
     def _distinct_keys(self, keys: list, inp: Node) -> float:
         """Distinct combinations of ``keys`` among a node's rows (a grouping's groups, a
@@ -2169,7 +2198,10 @@ class Estimator:
         for i in ins:
             frac.update(i.frac)
             size.update(i.size)
-        return Node(rows, self._emit(b, ins[0].exprs), None, [], ins[0].table, frac, size)
+        dfs = [i.df for i in ins]
+        df = None if any(d is None for d in dfs) else (
+            sum(d[0] for d in dfs), None if any(d[1] is None for d in dfs) else sum(d[1] for d in dfs))
+        return Node(rows, self._emit(b, ins[0].exprs), None, [], ins[0].table, frac, size, df=df)
 
     # -- joins ------------------------------------------------------------------------
     def _key_pair(self, e, left: Node, right: Node):
@@ -2197,9 +2229,9 @@ class Estimator:
         pairs = [(c, self._key_pair(c, left, right)) for c in conds]
         keys = [kp for _, kp in pairs if kp is not None]
         resid = [c for c, kp in pairs if kp is None]
-        self._add("join_build", right.rows)
-        self._add("join_probe", left.rows)
         if not keys:
+            self._add("join_build", right.rows)
+            self._add("join_probe", left.rows)
             # no equality to hash on: DataFusion's NestedLoopJoinExec evaluates the condition
             # on every pair of rows (one thread, 100k-400k x 4-64 rows: 3.2-6.9 ns a pair, the
             # fixed part falling as the pairs grow; counted as two comparisons a pair, a range
@@ -2208,12 +2240,19 @@ class Estimator:
             # fit: join_nl 4.7-8.1 ns a pair on nic0's records against 2.3-3.4 measured)
             self._add("join_nl", left.rows * right.rows)
         else:
-            self._add("join_lg", left.rows * math.log2(2.0 + right.rows))
-            # the engine builds its table on the smaller side (DataFusion's join selection swaps
-            # the inputs by their statistics) and probes it with the other's rows: see TABLE_MID
-            small, large = sorted((left.rows, right.rows))
-            self._add("join_mid", large * _hinge(small, TABLE_MID))
-            self._add("join_big", large * _hinge(small, TABLE_BIG))
+            # the engine builds its table on the side its own statistics call smaller, which is
+            # not always the smaller one (:meth:`_build_side`), gathers that side's rows into one
+            # batch (every cell copied) and probes the table with the other side's rows: see
+            # TABLE_MID. TPC-DS q11's 275k joined rows of ten columns, seven strings, joined to
+            # 365 dates on one thread: 52 ms built on, 27 ms probed with (two number columns
+            # each: 10.3 and 6.2 ms); the plan's right input was counted as built on
+            build, probe = self._build_side(left, right)
+            self._add("join_build", build.rows)
+            self._add("join_probe", probe.rows)
+            self._copy_kept(build.rows, (len(build.exprs), self._n_str(build.exprs)), 1.0)
+            self._add("join_lg", probe.rows * math.log2(2.0 + build.rows))
+            self._add("join_mid", probe.rows * _hinge(build.rows, TABLE_MID))
+            self._add("join_big", probe.rows * _hinge(build.rows, TABLE_BIG))
         for c, kp in pairs:
             if kp is None:
                 continue
@@ -2324,7 +2363,53 @@ class Estimator:
         else:
             size = {**left.size, **right.size}
         return replace(both, rows=rows, exprs=self._emit(b, out), frac=frac, size=size, nulled=nulled,
-                       keyfrac=keyfrac)
+                       keyfrac=keyfrac, df=self._df_join(jt, left.df, right.df))
+
+    @staticmethod
+    def _build_side(left: Node, right: Node) -> tuple[Node, Node]:
+        """(build, probe) of a hash join as DataFusion runs it: it builds on the left input
+        unless its join selection swaps the two, which it does when both sides' statistics are
+        known and the left's are larger (bytes where both have them, else rows). A join's
+        output has no statistics, so in a chain of joins the rows joined so far are the build
+        side, however many they are (:attr:`Node.df`)."""
+        lf, rf = left.df, right.df
+        if lf is not None and rf is not None:
+            swap = lf[1] > rf[1] if lf[1] is not None and rf[1] is not None else lf[0] > rf[0]
+            if swap:
+                return right, left
+        return left, right
+
+    @staticmethod
+    def _df_join(jt: str, lf: tuple | None, rf: tuple | None) -> tuple | None:
+        """DataFusion's statistics of a join's output (without distinct counts, which our
+        registered tables do not give it): an inner join the smaller side's rows, an outer,
+        semi, anti or mark join the rows of the side it keeps; no bytes."""
+        if lf is None or rf is None:
+            return None
+        if jt in ("INNER", "UNSPECIFIED"):
+            return (min(lf[0], rf[0]), None)
+        if jt.startswith("RIGHT"):
+            return (rf[0], None)
+        if jt == "OUTER":
+            return (max(lf[0], rf[0]), None)
+        return (lf[0], None)
+
+    def _df_analyzable(self, e) -> bool:
+        """Can DataFusion's interval analysis bound a filter's selectivity (comparisons of
+        numbers, AND, NOT)? Then its statistics keep the input's rows; else it takes
+        DF_DEFAULT_SEL of them (OR, IN, <>, LIKE, strings, IS NULL, modulo)."""
+        if e[0] != "fn":
+            return False
+        if e[1] in ("and", "not"):
+            return all(map(self._df_analyzable, e[2]))
+        return e[1] in DF_RANGE and len(e[2]) == 2 and all(map(self._df_numeric, e[2]))
+
+    def _df_numeric(self, e) -> bool:
+        if e[0] == "lit":
+            return e[1] is not None and not isinstance(e[1], (str, bool))
+        if e[0] == "col":
+            return not self._is_str(e)
+        return e[0] == "fn" and e[1] in DF_ARITH and all(map(self._df_numeric, e[2]))
 
     def _equi(self, keys: list, left: Node, right: Node) -> tuple[float, float, float]:
         """Inner-join rows and the fractions of left and right rows that find a match.
